@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Makefile: builds the BPF object, its skeleton, nodefdctl and the in-VM test programs, and
+# runs the test suites (make check), the main job (make demo) and the benchmark (make bench).
+
+BUILD		?= build
+CC		?= gcc
+CLANG		?= clang
+BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+# The kernel nodefd is built and tested against: vmtest/build-kernel prints its cached build
+# directory (building it the first time). Everything BPF-side is CO-RE, so the same object
+# also runs on Debian's stock kernel.
+KDIR_FILE	:= $(BUILD)/kdir
+KDIR		= $(shell cat $(KDIR_FILE))
+KSRC		= $(KDIR)/linux
+VMLINUX_BTF	?= $(KDIR)/vmlinux
+
+CFLAGS		?= -O2 -g
+CFLAGS		+= -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE
+CPPFLAGS	+= -Iinclude -I$(BUILD)
+BPF_CFLAGS	:= -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+		   -Iinclude -I$(BUILD) -I/usr/include/$(shell uname -m)-linux-gnu
+# Static: the guest has no libc, and one binary then runs on both kernels and the host.
+LDFLAGS		+= -static
+LDLIBS_BPF	:= -lbpf -lelf -lz
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all clean deps kernel check demo bench FORCE
+
+all: $(BUILD)/bin/nodefdctl
+
+deps:
+	$(Q)scripts/deps
+
+# Re-run every time (instant on a cache hit); rewrite only on change so that what depends on
+# the kernel is rebuilt only when the kernel is.
+$(KDIR_FILE): FORCE | $(BUILD)
+	$(Q)dir=$$(vmtest/build-kernel) && [ -n "$$dir" ] && \
+		{ [ "$$(cat $@ 2>/dev/null)" = "$$dir" ] || echo "$$dir" > $@; }
+
+kernel: $(KDIR_FILE)
+
+$(BUILD) $(BUILD)/bin:
+	$(Q)mkdir -p $@
+
+$(BUILD)/vmlinux.h: $(KDIR_FILE)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h include/nodefd.h $(wildcard bpf/*.bpf.h)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $* > $@
+
+NODEFDCTL_SRCS	:= $(wildcard src/*.c)
+NODEFDCTL_OBJS	:= $(NODEFDCTL_SRCS:src/%.c=$(BUILD)/src/%.o)
+
+$(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) include/nodefd.h $(BUILD)/nodefd.skel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/bin/nodefdctl: $(NODEFDCTL_OBJS) | $(BUILD)/bin
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_BPF)
+# nodefdctl's --json output: json-c, static like the rest.
+$(BUILD)/bin/nodefdctl: LDLIBS_BPF += -ljson-c
+
+# In-VM test programs: each suite's fragment adds its binaries to TEST_BINS.
+TEST_BINS :=
+-include $(wildcard tests/*/build.mk)
+all: $(TEST_BINS)
+
+# The README's test command: installs what is missing (as root), builds, runs the host tests
+# and the in-VM suites on both kernels, and ends with "N passed, N failed, N skipped".
+check:
+	$(Q)scripts/deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run
+
+# The README's main job: boots the VM and shows nodefd at work.
+demo:
+	$(Q)scripts/deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)scripts/demo
+
+bench:
+	$(Q)scripts/deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)vmtest/run -- nodefd_bench
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+FORCE:

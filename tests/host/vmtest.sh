@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/host/vmtest.sh: the VM harness itself. A harness that passes a failed command, misses a
+# kernel warning or loses the exit status would make every in-VM result meaningless.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+. tests/lib.sh
+
+# expect_status WANT CMD...: CMD exits with WANT.
+expect_status()
+{
+	local want=$1 rc
+
+	shift
+	"$@"
+	rc=$?
+	[ "$rc" -eq "$want" ] || { echo "exit $rc, want $want"; return 1; }
+}
+
+# out_contains WORD CMD...: CMD succeeds and prints WORD as a whole word.
+out_contains()
+{
+	local word=$1 out
+
+	shift
+	out=$("$@") || { echo "failed: $out"; return 1; }
+	echo "$out"
+	grep -qw -- "$word" <<<"$out"
+}
+
+check "stock kernel lists bpf in its LSMs" \
+	out_contains bpf vmtest/run --kernel=stock -- cat /sys/kernel/security/lsm
+check "onode kernel lists bpf in its LSMs" \
+	out_contains bpf vmtest/run --kernel=onode -- cat /sys/kernel/security/lsm
+check "a false command fails the run" expect_status 1 vmtest/run -- false
+check "the command's exit status is the run's" expect_status 7 vmtest/run -- sh -c 'exit 7'
+check "a kernel WARNING fails the run" \
+	expect_status 125 vmtest/run -- sh -c 'echo "WARNING: test" > /dev/kmsg'
+check "WARNING text on stdout is no kernel warning" \
+	expect_status 0 vmtest/run -- echo 'WARNING: just text'
+check "arguments keep their spaces and quotes" \
+	out_contains "x|a b|c'd|" vmtest/run -- sh -c 'printf "%s|" "$0" "$@"' x 'a b' "c'd"
+check "--add files reach /opt/add" \
+	out_contains "$(cat /etc/hostname)" vmtest/run --add=/etc/hostname -- cat /opt/add/hostname
+# The second build of the same inputs must come from the cache.
+check "a second kernel build is a cache hit" \
+	bash -c 'vmtest/build-kernel 2>&1 >/dev/null | grep -q "cached"'
+done_testing
