@@ -1,0 +1,965 @@
+// SPDX-License-Identifier: GPL-2.0
+/* nodefd.bpf.c - BPF LSM programs that judge opens and walks through proc magic links */
+
+/*
+ * How a magic-link open is told apart from an ordinary one
+ * --------------------------------------------------------
+ * Every symlink a path walk follows passes the inode_follow_link hook
+ * before the link is read.  A proc magic link is a symlink on procfs whose
+ * ->get_link is proc_pid_get_link (fd/N, exe, cwd, root; fd/N also under
+ * task/<tid>/) or proc_map_files_get_link; which one it is comes from the
+ * proc inode's proc_get_link.  From the proc inode we reach the holder
+ * (its struct pid) and, for fd/N, the holder's fd table entry: the
+ * original struct file, with its f_mode, f_flags and f_path.
+ *
+ * The hook records this in task-local storage together with the identity
+ * of the walk: the nameidata, and the position and hash of the link's
+ * name in it.  file_open then knows an open came through the link only if
+ * current->nameidata is that walk, its last component is still that name
+ * and the file opened is the target.  A walk that stats or follows a link
+ * and a later open of the same file by name cannot be confused with it:
+ * the later walk has its own last component, hashed against another
+ * parent, and no link to set the state for it; the state is also cleared
+ * when it is used and whenever a procfs link nodefd does not cover is
+ * followed.  Only opens that passed a covered link carry the state, so
+ * nothing else is ever refused.
+ *
+ * Decisions
+ * ---------
+ * The trailing link of an open (LOOKUP_OPEN, nothing after the name) is
+ * judged in file_open, on the file actually opened: upgrade and append
+ * against the original file, ancestors and reach on the file's own path.
+ * If the holder's fd no longer points at the opened file (dup2 between
+ * the link and the open), the holder's fd table is read again; if it
+ * still does not match, the open is refused (fail closed).
+ *
+ * Every other walk through a magic link (a middle component, chdir(),
+ * stat(), an O_PATH or O_NODE open, linkat(AT_SYMLINK_FOLLOW)) is judged
+ * at the link on ancestors and reach, and refused there.  That decision is
+ * made on the holder's fd table as the hook reads it; a dup2 that lands
+ * between the hook and the kernel's own read of the table is not seen
+ * (see docs/design.md).
+ *
+ * Objects on no user-visible mount (pipes, sockets, anonymous inodes,
+ * memfd) have no ancestors to search and no place relative to a root:
+ * only upgrade and append apply to them.  An O_TMPFILE file that was
+ * never linked is judged by the directory it was made in; a file that was
+ * unlinked is outside every root.
+ *
+ * Costs
+ * -----
+ * file_open, which every open(2) runs: one task storage lookup, nothing
+ * else unless a covered link was followed by this task.
+ * inode_follow_link, which every symlink follow runs: one superblock magic
+ * compare.  A covered link: a policy lookup (one hash lookup per cgroup
+ * level until an entry is found) and, for ancestors and reach, one step
+ * per directory up to the opener's root, bounded by NODEFD_MAX_DEPTH
+ * (reached: refused and counted), each step a mode check, plus up to
+ * NODEFD_MAX_GROUPS group and NODEFD_MAX_ACL ACL entries when the
+ * directory is not the opener's and has group permission bits.
+ *
+ * Return values: only 0 or a negative errno (a positive value from
+ * file_open oopses Linux 6.1).
+ */
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "nodefd.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define EACCES 13
+#define PROC_SUPER_MAGIC 0x9fa0
+
+#define S_IFMT 00170000
+#define S_IFDIR 0040000
+#define S_IXUSR 00100
+#define S_IXGRP 00010
+#define S_IXOTH 00001
+#define S_IRWXG 00070
+
+#define FMODE_READ 0x1
+#define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20
+#define FMODE_PATH 0x4000
+
+#define O_TRUNC 00001000
+#define O_APPEND 00002000
+#define O_NODE 040000000
+
+#define LOOKUP_OPEN 0x0100
+#define SB_POSIXACL (1 << 16)
+#define MNT_NS_INTERNAL ((void *)-22L)
+#define ACL_NOT_CACHED ((void *)-1L)
+
+#define CAP_DAC_OVERRIDE 1
+#define CAP_DAC_READ_SEARCH 2
+
+#define ACL_USER_OBJ 0x01
+#define ACL_USER 0x02
+#define ACL_GROUP_OBJ 0x04
+#define ACL_GROUP 0x08
+#define ACL_MASK 0x10
+#define ACL_OTHER 0x20
+
+#define MAX_CGROUP_DEPTH 32
+#define PATH_COMPONENTS 16
+
+/* The functions that tell the magic links apart (text symbols, in every kallsyms). */
+extern const void proc_pid_get_link __ksym;
+extern const void proc_map_files_get_link __ksym;
+extern const void proc_fd_link __ksym;
+extern const void proc_exe_link __ksym;
+extern const void proc_cwd_link __ksym;
+extern const void proc_root_link __ksym;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nodefd_config);
+} settings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NODEFD_MAX_POLICIES);
+	__type(key, __u64);
+	__type(value, struct nodefd_policy);
+} cgroup_policy SEC(".maps");
+
+/* What inode_follow_link learnt, for the file_open of the same walk. */
+struct task_state {
+	__u64 nd;		/* struct nameidata * of the walk */
+	__u64 last_name;	/* nd->last.name at the link */
+	__u64 last_hash_len;	/* nd->last.hash_len at the link */
+	__u64 dentry;		/* target f_path, as read at the link */
+	__u64 mnt;
+	__u64 holder;		/* struct pid * of the holder */
+	__u32 holder_tgid;
+	__s32 fd;		/* fd number for NODEFD_KIND_FD, else -1 */
+	__u32 orig_mode;
+	__u32 orig_flags;
+	__u8 armed;
+	__u8 kind;
+	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
+	__u8 pad[5];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NODEFD_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Scratch for building an event's path: twice the size, so masked offsets never overflow. */
+struct scratch {
+	char buf[2 * NODEFD_PATH_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+/* The opener's credentials, as the permission checks need them. */
+struct opener {
+	__u64 groups;		/* struct group_info * */
+	__u64 ids;		/* fsuid << 32 | fsgid */
+	int ngroups;
+	int dac_search;		/* CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH in the initial user ns */
+};
+
+static __always_inline void opener_init(struct opener *o, struct task_struct *task)
+{
+	const struct cred *cred = BPF_CORE_READ(task, cred);
+	struct group_info *gi = BPF_CORE_READ(cred, group_info);
+	__u32 caps = BPF_CORE_READ(cred, cap_effective.cap[0]);
+	unsigned int level = BPF_CORE_READ(cred, user_ns, level);
+
+	o->groups = (__u64)gi;
+	o->ngroups = BPF_CORE_READ(gi, ngroups);
+	o->ids = (__u64)BPF_CORE_READ(cred, fsuid.val) << 32 | BPF_CORE_READ(cred, fsgid.val);
+	o->dac_search = level == 0 &&
+			(caps & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH)));
+}
+
+/*
+ * The permission checks are global functions: the verifier checks each once, not once per
+ * directory of every walk that calls it. Their arguments are plain numbers for that reason.
+ */
+enum search { SEARCH_OK, SEARCH_DENIED, SEARCH_UNKNOWN };
+
+/* in_group_p(): the fsgid or one of the first NODEFD_MAX_GROUPS supplementary groups. */
+__noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
+{
+	struct group_info *gi = (void *)groups;
+	__u32 g;
+
+	if (gid == fsgid)
+		return 1;
+	/* More groups than NODEFD_MAX_GROUPS: the rest count as not held (fail closed). */
+	for (int i = 0; i < NODEFD_MAX_GROUPS; i++) {
+		if (i >= ngroups)
+			break;
+		if (bpf_core_read(&g, sizeof(g), &gi->gid[i]))
+			break;
+		if (g == gid)
+			return 1;
+	}
+	return 0;
+}
+
+/* One ACL walk; bpf_loop keeps the verifier from following every path through it. */
+struct acl_walk {
+	__u64 base;
+	__u64 groups;
+	__u64 ids;
+	int ngroups;
+	unsigned int count;
+	__u32 owner_gid;
+	int user_perm;
+	int mask_perm;
+	int other_perm;
+	int group_found;
+	int group_ok;
+	int unknown;
+};
+
+static long acl_step(__u32 i, void *ctx)
+{
+	struct acl_walk *a = ctx;
+	struct posix_acl_entry e;
+	__u32 gid;
+
+	if (i >= a->count)
+		return 1;
+	if (bpf_probe_read_kernel(&e, sizeof(e), (void *)(a->base + i * sizeof(e)))) {
+		a->unknown = 1;
+		return 1;
+	}
+	switch (e.e_tag) {
+	case ACL_USER:
+		if (e.e_uid.val == a->ids >> 32 && a->user_perm < 0)
+			a->user_perm = e.e_perm;
+		break;
+	case ACL_GROUP_OBJ:
+	case ACL_GROUP:
+		gid = e.e_tag == ACL_GROUP_OBJ ? a->owner_gid : e.e_gid.val;
+		if (nodefd_in_group(a->groups, a->ngroups, (__u32)a->ids, gid)) {
+			a->group_found = 1;
+			if (e.e_perm & 1)
+				a->group_ok = 1;
+		}
+		break;
+	case ACL_MASK:
+		a->mask_perm = e.e_perm;
+		break;
+	case ACL_OTHER:
+		a->other_perm = e.e_perm;
+		break;
+	}
+	return 0;
+}
+
+/* posix_acl_permission() for MAY_EXEC, the owner case already handled. */
+__noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64 ids,
+				 __u32 owner_gid)
+{
+	struct posix_acl *acl = (void *)acl_ptr;
+	struct acl_walk a = {
+		.base = acl_ptr + bpf_core_field_offset(struct posix_acl, a_entries),
+		.groups = groups,
+		.ids = ids,
+		.ngroups = ngroups,
+		.count = BPF_CORE_READ(acl, a_count),
+		.owner_gid = owner_gid,
+		.user_perm = -1,
+		.mask_perm = -1,
+	};
+
+	if (a.count > NODEFD_MAX_ACL)
+		return SEARCH_UNKNOWN;
+	bpf_loop(NODEFD_MAX_ACL, acl_step, &a, 0);
+	if (a.unknown)
+		return SEARCH_UNKNOWN;
+	if (a.user_perm >= 0)
+		return (a.user_perm & (a.mask_perm < 0 ? 7 : a.mask_perm) & 1) ? SEARCH_OK :
+										SEARCH_DENIED;
+	if (a.group_ok)
+		return (a.mask_perm < 0 || (a.mask_perm & 1)) ? SEARCH_OK : SEARCH_DENIED;
+	if (a.group_found)
+		return SEARCH_DENIED;
+	return (a.other_perm & 1) ? SEARCH_OK : SEARCH_DENIED;
+}
+
+/* generic_permission(dir, MAY_EXEC) as the opener, from what the inode has cached. */
+__noinline int nodefd_may_search(__u64 inode_ptr, __u64 groups, int ngroups, __u64 ids,
+				 int dac_search)
+{
+	struct inode *inode = (void *)inode_ptr;
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+	__u32 uid = BPF_CORE_READ(inode, i_uid.val);
+	__u32 gid = BPF_CORE_READ(inode, i_gid.val);
+
+	if (dac_search)
+		return SEARCH_OK;
+	if (uid == ids >> 32)
+		return (mode & S_IXUSR) ? SEARCH_OK : SEARCH_DENIED;
+	if ((BPF_CORE_READ(inode, i_sb, s_flags) & SB_POSIXACL) && (mode & S_IRWXG)) {
+		struct posix_acl *acl = BPF_CORE_READ(inode, i_acl);
+
+		if (acl == ACL_NOT_CACHED) {
+			/* With no ->get_acl (tmpfs) the kernel would cache "none". */
+			if (BPF_CORE_READ(inode, i_op, get_acl))
+				return SEARCH_UNKNOWN;
+			acl = NULL;
+		}
+		if (acl)
+			return nodefd_acl_search((__u64)acl, groups, ngroups, ids, gid);
+	}
+	if (nodefd_in_group(groups, ngroups, (__u32)ids, gid))
+		return (mode & S_IXGRP) ? SEARCH_OK : SEARCH_DENIED;
+	return (mode & S_IXOTH) ? SEARCH_OK : SEARCH_DENIED;
+}
+
+/* One walk from a target up to the opener's root, for the ancestors and reach rules. */
+struct walk {
+	struct opener o;
+	struct dentry *d;
+	struct mount *m;
+	struct dentry *root_d;
+	struct vfsmount *root_m;
+	struct dentry *refused;	/* directory that refused search, or NULL */
+	bool reached_root;
+	bool done;
+	bool unknown_acl;
+};
+
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct dentry *d = w->d, *p;
+	struct mount *m = w->m;
+	int s;
+
+	if (d == w->root_d && (void *)m + bpf_core_field_offset(struct mount, mnt) ==
+				      (void *)w->root_m) {
+		w->reached_root = true;
+		w->done = true;
+		return 1;
+	}
+	if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
+		struct mount *pm = BPF_CORE_READ(m, mnt_parent);
+
+		/* Top of the mount tree. The covered mountpoint itself is never searched. */
+		if (pm == m) {
+			w->done = true;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->m = pm;
+		return 0;
+	}
+	p = BPF_CORE_READ(d, d_parent);
+	if (!p || p == d) {
+		/* A disconnected dentry: it leads to no root. */
+		w->done = true;
+		return 1;
+	}
+	s = nodefd_may_search((__u64)BPF_CORE_READ(p, d_inode), w->o.groups, w->o.ngroups,
+			      w->o.ids, w->o.dac_search);
+	if (s != SEARCH_OK) {
+		w->refused = p;
+		w->unknown_acl = s == SEARCH_UNKNOWN;
+		w->done = true;
+		return 1;
+	}
+	w->d = p;
+	return 0;
+}
+
+/* Outcome of the ancestors and reach rules for one target. */
+struct reach {
+	__u8 ancestors_reason;	/* enum nodefd_reason, valid if ancestors_fail */
+	__u8 reach_reason;
+	bool ancestors_fail;
+	bool reach_fail;
+	struct dentry *refused;
+};
+
+/* d_tmpfile() names the dentry "#<ino>" and never hashes it. */
+__noinline int nodefd_is_tmpfile(__u64 dentry)
+{
+	struct dentry *d = (void *)dentry;
+	__u64 ino = BPF_CORE_READ(d, d_inode, i_ino);
+	char name[24], digits[20];
+	int n = 0, len;
+
+	len = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	if (len < 3 || name[0] != '#')
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		digits[i] = '0' + ino % 10;
+		ino /= 10;
+		n++;
+		if (!ino)
+			break;
+	}
+	if (len - 2 != n)
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		if (i >= n)
+			break;
+		if (name[1 + (i & 15)] != digits[(n - 1 - i) & 15])
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline void check_reach(struct reach *r, const struct opener *o,
+					struct task_struct *task, struct dentry *d,
+					struct vfsmount *vm, __u32 init_mnt_ns)
+{
+	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+	struct mnt_namespace *ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
+	struct mount *ns_root = BPF_CORE_READ(ns, root);
+	struct walk w = {
+		.o = *o,
+		.d = d,
+		.m = m,
+		.root_d = BPF_CORE_READ(fs, root.dentry),
+		.root_m = BPF_CORE_READ(fs, root.mnt),
+	};
+	bool confined;
+	long n;
+
+	/* Hashed, or the root of its mount; an unhashed one lost its name. */
+	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d) {
+		if (!nodefd_is_tmpfile((__u64)d)) {
+			r->reach_fail = true;
+			r->reach_reason = NODEFD_REASON_UNLINKED;
+			return;
+		}
+		/* Never linked: judged by the directory it was made in (walk_step's first step). */
+	}
+
+	confined = !(BPF_CORE_READ(ns, ns.inum) == init_mnt_ns &&
+		     (void *)ns_root + bpf_core_field_offset(struct mount, mnt) == (void *)w.root_m &&
+		     w.root_d == BPF_CORE_READ(ns_root, mnt.mnt_root));
+
+	n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, &w, 0);
+	if (n < 0 || !w.done) {
+		count(NODEFD_CNT_DEPTH_LIMIT);
+		r->ancestors_fail = r->reach_fail = true;
+		r->ancestors_reason = r->reach_reason = NODEFD_REASON_DEPTH;
+		return;
+	}
+	if (w.refused) {
+		r->ancestors_fail = true;
+		r->ancestors_reason = w.unknown_acl ? NODEFD_REASON_UNKNOWN_ACL : NODEFD_REASON_RULE;
+		r->refused = w.refused;
+		/* The walk stopped early: reach is still owed an answer. */
+		if (confined) {
+			w.refused = NULL;
+			w.done = false;
+		}
+	}
+	if (!confined)
+		return;
+	if (!w.done) {
+		/* Finish the walk for reach alone: every directory counts as searchable. */
+		w.o.dac_search = 1;
+		n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, &w, 0);
+		if (n < 0 || !w.done) {
+			count(NODEFD_CNT_DEPTH_LIMIT);
+			r->reach_fail = true;
+			r->reach_reason = NODEFD_REASON_DEPTH;
+			return;
+		}
+	}
+	if (!w.reached_root) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_RULE;
+	}
+}
+
+static __always_inline const struct nodefd_policy *policy_of(struct task_struct *task)
+{
+	int level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
+
+	for (int i = 0; i < MAX_CGROUP_DEPTH; i++) {
+		const struct nodefd_policy *p;
+		__u64 id;
+
+		if (level - i < 0)
+			break;
+		id = bpf_get_current_ancestor_cgroup_id(level - i);
+		p = bpf_map_lookup_elem(&cgroup_policy, &id);
+		if (p)
+			return p;
+	}
+	return NULL;	/* no policy anywhere: every rule enforced */
+}
+
+/* Everything a decision needs to say in an event. */
+struct ctx {
+	struct task_struct *task;
+	const struct nodefd_policy *policy;
+	bool canary;
+	__u8 hook;
+	__u8 kind;
+	__u32 holder_tgid;
+	__s32 fd;
+	__u32 orig_mode;
+	__u32 orig_flags;
+	__u32 req_mode;
+	__u32 req_flags;
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct file *file;	/* the file being opened, for bpf_d_path; NULL at the link */
+};
+
+/*
+ * The path of a dentry from the global root, built in the per-CPU scratch buffer, for the
+ * events of the link hook, where bpf_d_path is not allowed: the names from the target up,
+ * across mounts, as far as PATH_COMPONENTS go (the top ones are then left out).
+ */
+__noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
+{
+	__u64 names[PATH_COMPONENTS];
+	struct dentry *d = (void *)dentry;
+	struct mount *m = (void *)(vfsmount - bpf_core_field_offset(struct mount, mnt));
+	struct scratch *s;
+	__u32 zero = 0, pos = 0;
+	int n = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return -1;
+	for (int i = 0; i < PATH_COMPONENTS; i++) {
+		struct dentry *p;
+
+		if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
+			struct mount *pm = BPF_CORE_READ(m, mnt_parent);
+
+			if (pm == m)
+				break;
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = pm;
+			continue;
+		}
+		p = BPF_CORE_READ(d, d_parent);
+		if (!p || p == d)
+			break;
+		names[n & (PATH_COMPONENTS - 1)] = (__u64)BPF_CORE_READ(d, d_name.name);
+		n++;
+		d = p;
+	}
+	for (int i = PATH_COMPONENTS - 1; i >= 0; i--) {
+		long len;
+
+		if (i >= n)
+			continue;
+		s->buf[pos & (NODEFD_PATH_MAX - 1)] = '/';
+		pos++;
+		len = bpf_probe_read_kernel_str(&s->buf[pos & (NODEFD_PATH_MAX - 1)],
+						NODEFD_PATH_MAX,
+						(void *)names[i & (PATH_COMPONENTS - 1)]);
+		if (len > 0)
+			pos += len - 1;
+		if (pos >= NODEFD_PATH_MAX - 1)
+			break;
+	}
+	if (!n)
+		s->buf[pos++ & (NODEFD_PATH_MAX - 1)] = '/';
+	s->buf[pos & (NODEFD_PATH_MAX - 1)] = '\0';
+	return 0;
+}
+
+static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
+{
+	struct scratch *s;
+	__u32 zero = 0;
+
+	/* bpf_d_path is allowed in file_open: the path as the opener's root sees it. */
+	if (c->file && bpf_d_path(&c->file->f_path, ev->path, sizeof(ev->path)) > 0)
+		return;
+	if (!c->dentry || nodefd_path_of((__u64)c->dentry, (__u64)c->mnt))
+		return;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (s)
+		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), s->buf);
+}
+
+static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 reason,
+				 struct dentry *ancestor)
+{
+	struct nodefd_event *ev;
+
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count(NODEFD_CNT_EVENTS_DROPPED);
+		return;
+	}
+	ev->ts_ns = bpf_ktime_get_ns();
+	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->pid = bpf_get_current_pid_tgid() >> 32;
+	ev->tid = (__u32)bpf_get_current_pid_tgid();
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->holder_pid = c->holder_tgid;
+	ev->holder_fd = c->fd;
+	ev->orig_flags = c->orig_flags;
+	ev->orig_mode = c->orig_mode;
+	ev->req_flags = c->req_flags;
+	ev->req_mode = c->req_mode;
+	ev->rule = rule;
+	ev->action = action;
+	ev->kind = c->kind;
+	ev->reason = reason;
+	ev->hook = c->hook;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	ev->path[0] = '\0';
+	event_path(ev, c);
+	ev->ancestor[0] = '\0';
+	if (ancestor)
+		bpf_probe_read_kernel_str(ev->ancestor, sizeof(ev->ancestor),
+					  BPF_CORE_READ(ancestor, d_name.name));
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Apply the policy to one failed rule: true if the access is refused. */
+static __always_inline bool verdict(struct ctx *c, __u8 rule, __u8 reason, struct dentry *ancestor)
+{
+	__u8 mode = c->canary || !c->policy ? NODEFD_MODE_ENFORCE : c->policy->rule_mode[rule & 3];
+
+	if (mode == NODEFD_MODE_ENFORCE) {
+		count(NODEFD_CNT_DENIED + (rule & 3));
+		emit(c, rule, NODEFD_MODE_ENFORCE, reason, ancestor);
+		return true;
+	}
+	if (mode == NODEFD_MODE_AUDIT) {
+		count(NODEFD_CNT_AUDITED + (rule & 3));
+		emit(c, rule, NODEFD_MODE_AUDIT, reason, ancestor);
+	}
+	return false;
+}
+
+static __always_inline bool rule_on(struct ctx *c, __u8 rule)
+{
+	return c->canary || !c->policy || c->policy->rule_mode[rule & 3] != NODEFD_MODE_OFF;
+}
+
+/* Ancestors and reach for c->dentry/c->mnt: 0 or -EACCES. */
+static __always_inline int judge_place(struct ctx *c, __u32 init_mnt_ns)
+{
+	struct reach r = {};
+	struct opener o;
+	struct vfsmount *vm = c->mnt;
+	struct mount *m;
+	bool refuse = false;
+	void *ns;
+
+	if (!rule_on(c, NODEFD_RULE_ANCESTORS) && !rule_on(c, NODEFD_RULE_REACH))
+		return 0;
+	/* Pipes, sockets, anonymous inodes, memfd: no place to judge. */
+	m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	ns = BPF_CORE_READ(m, mnt_ns);
+	if (ns == MNT_NS_INTERNAL)
+		return 0;
+	opener_init(&o, c->task);
+	check_reach(&r, &o, c->task, c->dentry, c->mnt, init_mnt_ns);
+	if (r.ancestors_fail && rule_on(c, NODEFD_RULE_ANCESTORS))
+		refuse |= verdict(c, NODEFD_RULE_ANCESTORS, r.ancestors_reason, r.refused);
+	if (r.reach_fail && rule_on(c, NODEFD_RULE_REACH))
+		refuse |= verdict(c, NODEFD_RULE_REACH, r.reach_reason, NULL);
+	return refuse ? -EACCES : 0;
+}
+
+static __always_inline struct task_struct *pid_task_of(struct pid *pid)
+{
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+
+	if (!first)
+		return NULL;
+	return (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+}
+
+static __always_inline struct file *fd_file(struct task_struct *t, unsigned int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	bpf_core_read(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline void origin_from_file(struct task_state *st, struct file *f)
+{
+	st->dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
+	st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
+	st->orig_mode = BPF_CORE_READ(f, f_mode);
+	st->orig_flags = BPF_CORE_READ(f, f_flags);
+	st->has_origin = 1;
+}
+
+SEC("lsm/inode_follow_link")
+int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu,
+	     int ret)
+{
+	struct task_struct *task;
+	struct nodefd_config *cfg;
+	struct task_state *st;
+	struct proc_inode *pi;
+	struct nameidata *nd;
+	struct task_struct *holder;
+	const void *get_link, *proc_get_link;
+	struct ctx c = {};
+	__u32 zero = 0;
+	__u8 kind;
+	char next = 0;
+
+	if (ret)
+		return ret;
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
+		return 0;
+
+	task = bpf_get_current_task_btf();
+	get_link = BPF_CORE_READ(inode, i_op, get_link);
+	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	if (get_link == &proc_pid_get_link) {
+		proc_get_link = BPF_CORE_READ(pi, op.proc_get_link);
+		if (proc_get_link == &proc_fd_link)
+			kind = NODEFD_KIND_FD;
+		else if (proc_get_link == &proc_exe_link)
+			kind = NODEFD_KIND_EXE;
+		else if (proc_get_link == &proc_cwd_link)
+			kind = NODEFD_KIND_CWD;
+		else if (proc_get_link == &proc_root_link)
+			kind = NODEFD_KIND_ROOT;
+		else
+			kind = NODEFD_KIND_NONE;
+	} else if (get_link == &proc_map_files_get_link) {
+		kind = NODEFD_KIND_MAP_FILES;
+	} else {
+		kind = NODEFD_KIND_NONE;
+	}
+
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
+		/* Not ours, or off: whatever an earlier link left must not apply to this walk. */
+		st = bpf_task_storage_get(&task_state, task, 0, 0);
+		if (st)
+			st->armed = 0;
+		return 0;
+	}
+
+	c.task = task;
+	c.policy = policy_of(task);
+	c.hook = NODEFD_HOOK_FOLLOW;
+	c.kind = kind;
+	c.fd = -1;
+	count(NODEFD_CNT_CHECKED);
+
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(NODEFD_CNT_NOMEM);
+		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
+	}
+	st->armed = 0;
+	st->kind = kind;
+	st->has_origin = 0;
+	st->fd = -1;
+	st->dentry = st->mnt = 0;
+	st->orig_mode = st->orig_flags = 0;
+
+	st->holder = (__u64)BPF_CORE_READ(pi, pid);
+	holder = pid_task_of((struct pid *)st->holder);
+	st->holder_tgid = holder ? BPF_CORE_READ(holder, tgid) : 0;
+	if (holder) {
+		if (kind == NODEFD_KIND_FD) {
+			struct file *f;
+
+			st->fd = BPF_CORE_READ(pi, fd);
+			f = fd_file(holder, st->fd);
+			if (f)
+				origin_from_file(st, f);
+		} else if (kind == NODEFD_KIND_EXE) {
+			struct file *f = BPF_CORE_READ(holder, mm, exe_file);
+
+			if (f)
+				origin_from_file(st, f);
+		} else if (kind == NODEFD_KIND_CWD || kind == NODEFD_KIND_ROOT) {
+			struct fs_struct *fs = BPF_CORE_READ(holder, fs);
+
+			if (kind == NODEFD_KIND_CWD) {
+				st->dentry = (__u64)BPF_CORE_READ(fs, pwd.dentry);
+				st->mnt = (__u64)BPF_CORE_READ(fs, pwd.mnt);
+			} else {
+				st->dentry = (__u64)BPF_CORE_READ(fs, root.dentry);
+				st->mnt = (__u64)BPF_CORE_READ(fs, root.mnt);
+			}
+		} else {
+			/*
+			 * map_files: finding the vma needs the holder's mm locked. The
+			 * link inode's mode was set from the mapped file's f_mode when it
+			 * was looked up; the target is judged at the open.
+			 */
+			__u16 imode = BPF_CORE_READ(inode, i_mode);
+
+			st->orig_mode = ((imode & 0400) ? FMODE_READ : 0) |
+					((imode & 0200) ? FMODE_WRITE : 0);
+			st->has_origin = 1;
+		}
+	}
+
+	nd = BPF_CORE_READ(task, nameidata);
+	st->nd = (__u64)nd;
+	st->last_name = (__u64)BPF_CORE_READ(nd, last.name);
+	st->last_hash_len = BPF_CORE_READ(nd, last.hash_len);
+	bpf_probe_read_kernel(&next, 1, (void *)(st->last_name + (__u32)st->last_hash_len));
+
+	c.holder_tgid = st->holder_tgid;
+	c.fd = st->fd;
+	c.orig_mode = st->orig_mode;
+	c.orig_flags = st->orig_flags;
+
+	/* The trailing link of an open: everything is judged on the file opened. */
+	if ((BPF_CORE_READ(nd, flags) & LOOKUP_OPEN) && next == '\0') {
+		st->armed = 1;
+		return 0;
+	}
+
+	/* A walk that goes on through the link, or no open at the end of it. */
+	if (!st->dentry) {
+		if (kind == NODEFD_KIND_MAP_FILES)
+			return 0;	/* the kernel refuses map_files walks to all but admins */
+		c.dentry = NULL;
+		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NO_ORIGIN, NULL) ? -EACCES : 0;
+	}
+	c.dentry = (struct dentry *)st->dentry;
+	c.mnt = (struct vfsmount *)st->mnt;
+	return judge_place(&c, cfg->init_mnt_ns);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(nodefd_file_open, struct file *file, int ret)
+{
+	struct task_struct *task;
+	struct nodefd_config *cfg;
+	struct task_state *st;
+	struct nameidata *nd;
+	struct ctx c = {};
+	__u32 zero = 0, orig, req;
+	int err;
+
+	if (ret)
+		return ret;
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st || !st->armed)
+		return 0;
+
+	/* Is this the open the link was followed for? */
+	nd = task->nameidata;
+	if ((__u64)nd != st->nd || (__u64)BPF_CORE_READ(nd, last.name) != st->last_name ||
+	    BPF_CORE_READ(nd, last.hash_len) != st->last_hash_len)
+		return 0;
+	st->armed = 0;
+
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg)
+		return 0;
+	c.canary = cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	if (!cfg->enabled && !c.canary)
+		return 0;
+
+	c.task = task;
+	c.policy = policy_of(task);
+	c.hook = NODEFD_HOOK_OPEN;
+	c.kind = st->kind;
+	c.holder_tgid = st->holder_tgid;
+	c.fd = st->fd;
+	c.file = file;
+	c.dentry = BPF_CORE_READ(file, f_path.dentry);
+	c.mnt = BPF_CORE_READ(file, f_path.mnt);
+	c.req_mode = BPF_CORE_READ(file, f_mode);
+	c.req_flags = BPF_CORE_READ(file, f_flags);
+
+	if (st->has_origin && st->kind != NODEFD_KIND_MAP_FILES &&
+	    ((__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt)) {
+		/* The holder's fd changed after the link was read: read it again. */
+		struct task_struct *holder = pid_task_of((struct pid *)st->holder);
+		struct file *f = NULL;
+
+		count(NODEFD_CNT_RACE);
+		if (holder && st->kind == NODEFD_KIND_FD)
+			f = fd_file(holder, st->fd);
+		else if (holder && st->kind == NODEFD_KIND_EXE)
+			f = BPF_CORE_READ(holder, mm, exe_file);
+		if (f)
+			origin_from_file(st, f);
+		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
+			c.orig_mode = st->orig_mode;
+			c.orig_flags = st->orig_flags;
+			return verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RACE, NULL) ?
+				       -EACCES : 0;
+		}
+	}
+	c.orig_mode = st->orig_mode;
+	c.orig_flags = st->orig_flags;
+
+	err = 0;
+	if (st->has_origin) {
+		orig = st->orig_mode & (FMODE_READ | FMODE_WRITE);
+		if (c.policy && (c.policy->flags & NODEFD_POLICY_PATH_READ) && !c.canary &&
+		    ((st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)))
+			orig |= FMODE_READ;
+		req = c.req_mode & (FMODE_READ | FMODE_WRITE);
+		/* execve() reads what it runs; the file's own exec bit is what counts. */
+		if (c.req_mode & FMODE_EXEC)
+			req &= ~FMODE_READ;
+		if (c.req_flags & O_TRUNC)
+			req |= FMODE_WRITE;
+		if ((req & ~orig) && rule_on(&c, NODEFD_RULE_UPGRADE) &&
+		    verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RULE, NULL))
+			err = -EACCES;
+		if ((orig & FMODE_WRITE) && (st->orig_flags & O_APPEND) && (req & FMODE_WRITE) &&
+		    !(c.req_flags & O_APPEND) && rule_on(&c, NODEFD_RULE_APPEND) &&
+		    verdict(&c, NODEFD_RULE_APPEND, NODEFD_REASON_RULE, NULL))
+			err = -EACCES;
+	}
+	if (judge_place(&c, cfg->init_mnt_ns))
+		err = -EACCES;
+	return err;
+}

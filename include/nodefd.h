@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* nodefd.h - the contract between the BPF programs and nodefdctl */
+#ifndef __NODEFD_H
+#define __NODEFD_H
+
+/*
+ * This header includes nothing: the BPF side brings vmlinux.h, user space
+ * brings <linux/types.h>.  Every type is fixed-width so that both sides
+ * agree on the layout; a change to any struct here changes
+ * NODEFD_ABI_VERSION, which nodefdctl stores beside its pins and checks
+ * before it adopts them.
+ */
+
+#define NODEFD_ABI_VERSION 1
+
+/* Limits (the cost of each is in docs/design.md). */
+#define NODEFD_MAX_DEPTH 64	/* directories walked from a target up to the root */
+#define NODEFD_MAX_GROUPS 32	/* supplementary groups searched */
+#define NODEFD_MAX_ACL 16	/* POSIX ACL entries searched */
+#define NODEFD_PATH_MAX 256	/* bytes of path in an event */
+#define NODEFD_NAME_MAX 64	/* bytes of the refusing directory's name */
+#define NODEFD_COMM_LEN 16
+#define NODEFD_MAX_POLICIES 4096 /* cgroups with a policy of their own */
+
+/**
+ * enum nodefd_rule - the checks made on an open or walk through a magic link
+ * @NODEFD_RULE_UPGRADE: the open may not ask for read or write access that
+ *	the original open file does not have.
+ * @NODEFD_RULE_APPEND: a file open for appending writes may not be
+ *	reopened for writing without O_APPEND.
+ * @NODEFD_RULE_ANCESTORS: the opener must now have search permission on
+ *	every directory from the target up to its own root.
+ * @NODEFD_RULE_REACH: the target must lie inside the opener's root and be
+ *	linked in.
+ * @NODEFD_RULE_NR: number of rules.
+ */
+enum nodefd_rule {
+	NODEFD_RULE_UPGRADE = 0,
+	NODEFD_RULE_APPEND = 1,
+	NODEFD_RULE_ANCESTORS = 2,
+	NODEFD_RULE_REACH = 3,
+	NODEFD_RULE_NR = 4,
+};
+
+/**
+ * enum nodefd_mode - what a rule does when it fails
+ * @NODEFD_MODE_OFF: nothing.
+ * @NODEFD_MODE_AUDIT: allow, count and report.
+ * @NODEFD_MODE_ENFORCE: refuse with EACCES, count and report.
+ * @NODEFD_MODE_NR: number of modes.
+ */
+enum nodefd_mode {
+	NODEFD_MODE_OFF = 0,
+	NODEFD_MODE_AUDIT = 1,
+	NODEFD_MODE_ENFORCE = 2,
+	NODEFD_MODE_NR = 3,
+};
+
+/**
+ * enum nodefd_kind - the proc magic link that was followed
+ * @NODEFD_KIND_NONE: none (not a magic link nodefd covers).
+ * @NODEFD_KIND_FD: /proc/<pid>/fd/<n> and /proc/<pid>/task/<tid>/fd/<n>.
+ * @NODEFD_KIND_EXE: /proc/<pid>/exe.
+ * @NODEFD_KIND_CWD: /proc/<pid>/cwd.
+ * @NODEFD_KIND_ROOT: /proc/<pid>/root.
+ * @NODEFD_KIND_MAP_FILES: /proc/<pid>/map_files/<start>-<end>.
+ * @NODEFD_KIND_NR: number of kinds.
+ */
+enum nodefd_kind {
+	NODEFD_KIND_NONE = 0,
+	NODEFD_KIND_FD = 1,
+	NODEFD_KIND_EXE = 2,
+	NODEFD_KIND_CWD = 3,
+	NODEFD_KIND_ROOT = 4,
+	NODEFD_KIND_MAP_FILES = 5,
+	NODEFD_KIND_NR = 6,
+};
+
+/**
+ * enum nodefd_reason - why a rule failed, beyond the rule itself
+ * @NODEFD_REASON_RULE: the rule's own test failed.
+ * @NODEFD_REASON_DEPTH: the ancestor walk hit NODEFD_MAX_DEPTH (fail closed).
+ * @NODEFD_REASON_UNKNOWN_ACL: a directory's ACL was not cached or too long
+ *	to judge (fail closed).
+ * @NODEFD_REASON_RACE: the holder's fd changed between the link and the
+ *	open (fail closed).
+ * @NODEFD_REASON_NO_ORIGIN: the original open file could not be found
+ *	(fail closed).
+ * @NODEFD_REASON_UNLINKED: the target is no longer linked into any
+ *	directory.
+ * @NODEFD_REASON_NOMEM: no room to carry state from the link to the open
+ *	(fail closed).
+ * @NODEFD_REASON_NR: number of reasons.
+ */
+enum nodefd_reason {
+	NODEFD_REASON_RULE = 0,
+	NODEFD_REASON_DEPTH = 1,
+	NODEFD_REASON_UNKNOWN_ACL = 2,
+	NODEFD_REASON_RACE = 3,
+	NODEFD_REASON_NO_ORIGIN = 4,
+	NODEFD_REASON_UNLINKED = 5,
+	NODEFD_REASON_NOMEM = 6,
+	NODEFD_REASON_NR = 7,
+};
+
+/**
+ * enum nodefd_hook - where the decision was made
+ * @NODEFD_HOOK_FOLLOW: when the link was followed (walks that go on
+ *	through the link, and opens that do not reach file_open).
+ * @NODEFD_HOOK_OPEN: when the file was opened through the link.
+ * @NODEFD_HOOK_NR: number of hooks.
+ */
+enum nodefd_hook {
+	NODEFD_HOOK_FOLLOW = 0,
+	NODEFD_HOOK_OPEN = 1,
+	NODEFD_HOOK_NR = 2,
+};
+
+/* nodefd_policy.flags: relaxations of the rules. */
+#define NODEFD_POLICY_PATH_READ (1U << 0) /* an O_PATH/O_NODE origin may be reopened read-only */
+
+/**
+ * struct nodefd_policy - what nodefd does for the tasks of one cgroup
+ * @rule_mode: an enum nodefd_mode for each enum nodefd_rule.
+ * @flags: NODEFD_POLICY_* relaxations.
+ */
+struct nodefd_policy {
+	__u8 rule_mode[NODEFD_RULE_NR];
+	__u32 flags;
+};
+
+/**
+ * struct nodefd_config - global switches, entry 0 of the settings map
+ * @enabled: 0 turns every check off at once, without detaching.
+ * @init_mnt_ns: inode number of the initial mount namespace; a task whose
+ *	root is the root of that namespace is not confined by the reach rule.
+ * @canary_tgid: a process for which every rule is enforced whatever the
+ *	policy says, so that nodefdctl can prove the programs run; 0 for none.
+ * @pad: zero.
+ *
+ * Policies live in the cgroup_policy hash map, keyed by cgroup id; a task
+ * takes the entry of its nearest cgroup that has one, and with none at
+ * all every rule is enforced.
+ */
+struct nodefd_config {
+	__u32 enabled;
+	__u32 init_mnt_ns;
+	__u32 canary_tgid;
+	__u32 pad;
+};
+
+/**
+ * struct nodefd_event - one refused or audited open or walk
+ * @ts_ns: CLOCK_MONOTONIC time of the decision.
+ * @cgroup_id: cgroup v2 id of the opener.
+ * @pid: opener's process id (tgid).
+ * @tid: opener's thread id.
+ * @uid: opener's real uid.
+ * @holder_pid: the process whose fd, exe, cwd, root or map was followed.
+ * @holder_fd: the fd number for NODEFD_KIND_FD, else -1.
+ * @orig_flags: f_flags of the original open file (0 if it has none).
+ * @orig_mode: f_mode of the original open file (FMODE_READ 1, FMODE_WRITE 2,
+ *	FMODE_PATH 0x4000).
+ * @req_flags: f_flags the new open asks for (0 for a walk).
+ * @req_mode: f_mode the new open asks for (0 for a walk).
+ * @rule: the enum nodefd_rule that failed.
+ * @action: NODEFD_MODE_AUDIT (allowed) or NODEFD_MODE_ENFORCE (refused).
+ * @kind: the enum nodefd_kind followed.
+ * @reason: an enum nodefd_reason.
+ * @hook: an enum nodefd_hook.
+ * @pad: zero.
+ * @comm: opener's command name.
+ * @path: the target's path as seen from the global root, NUL-terminated
+ *	(a trailing part may be cut off).
+ * @ancestor: name of the directory that refused search permission, or of
+ *	the topmost directory reached for a reach failure; empty otherwise.
+ */
+struct nodefd_event {
+	__u64 ts_ns;
+	__u64 cgroup_id;
+	__u32 pid;
+	__u32 tid;
+	__u32 uid;
+	__u32 holder_pid;
+	__s32 holder_fd;
+	__u32 orig_flags;
+	__u32 orig_mode;
+	__u32 req_flags;
+	__u32 req_mode;
+	__u8 rule;
+	__u8 action;
+	__u8 kind;
+	__u8 reason;
+	__u8 hook;
+	__u8 pad[3];
+	char comm[NODEFD_COMM_LEN];
+	char path[NODEFD_PATH_MAX];
+	char ancestor[NODEFD_NAME_MAX];
+};
+
+/**
+ * enum nodefd_counter - indexes into the per-CPU counters array
+ * @NODEFD_CNT_CHECKED: opens and walks through a covered magic link that
+ *	were checked.
+ * @NODEFD_CNT_DENIED: first of NODEFD_RULE_NR counters of refusals by rule.
+ * @NODEFD_CNT_AUDITED: first of NODEFD_RULE_NR counters of audits by rule.
+ * @NODEFD_CNT_DEPTH_LIMIT: ancestor walks that hit NODEFD_MAX_DEPTH.
+ * @NODEFD_CNT_RACE: fd changes between link and open.
+ * @NODEFD_CNT_EVENTS_DROPPED: events lost because the ring buffer was full.
+ * @NODEFD_CNT_NOMEM: task state that could not be stored.
+ * @NODEFD_CNT_NR: number of counters.
+ */
+enum nodefd_counter {
+	NODEFD_CNT_CHECKED = 0,
+	NODEFD_CNT_DENIED = 1,
+	NODEFD_CNT_AUDITED = NODEFD_CNT_DENIED + NODEFD_RULE_NR,
+	NODEFD_CNT_DEPTH_LIMIT = NODEFD_CNT_AUDITED + NODEFD_RULE_NR,
+	NODEFD_CNT_RACE = NODEFD_CNT_DEPTH_LIMIT + 1,
+	NODEFD_CNT_EVENTS_DROPPED = NODEFD_CNT_RACE + 1,
+	NODEFD_CNT_NOMEM = NODEFD_CNT_EVENTS_DROPPED + 1,
+	NODEFD_CNT_NR = NODEFD_CNT_NOMEM + 1,
+};
+
+#endif /* __NODEFD_H */
