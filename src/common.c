@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/* common.c - errors, JSON output, the kernel's LSM list, privilege and the names of the enums */
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include <bpf/libbpf.h>
+
+#include "nodefdctl.h"
+
+/*
+ * The one way errors reach the user: lowercase, naming the object and the
+ * reason.  Under --json the error is the output, {"error": "..."} on stdout,
+ * so that a script reading stdout always gets a JSON document.
+ */
+void p_err(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	if (json_output) {
+		struct json_object *obj = json_object_new_object();
+
+		json_add_str(obj, "error", msg);
+		json_print(obj);
+		json_object_put(obj);
+	} else {
+		fflush(stdout);
+		fprintf(stderr, "nodefdctl: %s\n", msg);
+	}
+}
+
+/* Warnings never go to stdout: they would break --json. */
+void p_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "nodefdctl: warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* strerror() in lowercase; err may be negative. A few may be used in one message. */
+const char *errstr(int err)
+{
+	static char bufs[4][128];
+	static unsigned int next;
+	char *buf = bufs[next++ % 4];
+
+	snprintf(buf, sizeof(bufs[0]), "%s", strerror(err < 0 ? -err : err));
+	/* Only the first letter: "No such file" but never "BPF" or "ELF". */
+	if (isupper((unsigned char)buf[0]) && !isupper((unsigned char)buf[1]))
+		buf[0] = tolower((unsigned char)buf[0]);
+	return buf;
+}
+
+void json_print(struct json_object *obj)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	flags |= pretty_output ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN;
+	puts(json_object_to_json_string_ext(obj, flags));
+	fflush(stdout);
+}
+
+void json_add_str(struct json_object *obj, const char *key, const char *val)
+{
+	json_object_object_add(obj, key, val ? json_object_new_string(val) : NULL);
+}
+
+void json_add_u64(struct json_object *obj, const char *key, __u64 val)
+{
+	json_object_object_add(obj, key, json_object_new_uint64(val));
+}
+
+void json_add_s64(struct json_object *obj, const char *key, __s64 val)
+{
+	json_object_object_add(obj, key, json_object_new_int64(val));
+}
+
+void json_add_bool(struct json_object *obj, const char *key, bool val)
+{
+	json_object_object_add(obj, key, json_object_new_boolean(val));
+}
+
+/* libbpf's warnings (the verifier log among them) always; the rest with --debug. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN && !debug_output)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void libbpf_setup(void)
+{
+	libbpf_set_print(libbpf_print);
+}
+
+/* The active LSMs, comma-separated, as securityfs lists them: 0 or -errno. */
+int lsm_list_read(char *buf, size_t size)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(LSM_LIST_PATH, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return 0;
+}
+
+bool lsm_list_has(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	while (*p) {
+		const char *end = strchrnul(p, ',');
+
+		if ((size_t)(end - p) == len && !strncmp(p, name, len))
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+/*
+ * Loading needs bpf_capable() and perfmon_capable() for an LSM program,
+ * CAP_SYSLOG for the addresses in /proc/kallsyms that the __ksym externs
+ * resolve from, and write access to bpffs (0700 root): in short, root
+ * with CAP_SYS_ADMIN.  Checked up front so that the refusal says so
+ * rather than some later EPERM.
+ */
+int require_privilege(const char *verb)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (geteuid() != 0) {
+		p_err("%s: permission denied: needs root (effective uid 0 with CAP_SYS_ADMIN)",
+		      verb);
+		return -EPERM;
+	}
+	if (syscall(SYS_capget, &hdr, data)) {
+		int err = -errno;
+
+		p_err("%s: cannot read own capabilities: %s", verb, errstr(err));
+		return err;
+	}
+	if (!(data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) ||
+	    !(data[CAP_TO_INDEX(CAP_SYSLOG)].effective & CAP_TO_MASK(CAP_SYSLOG))) {
+		p_err("%s: permission denied: needs CAP_SYS_ADMIN and CAP_SYSLOG in the effective set",
+		      verb);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static const char *const rule_names[NODEFD_RULE_NR] = {
+	[NODEFD_RULE_UPGRADE] = "upgrade",
+	[NODEFD_RULE_APPEND] = "append",
+	[NODEFD_RULE_ANCESTORS] = "ancestors",
+	[NODEFD_RULE_REACH] = "reach",
+};
+
+static const char *const action_names[NODEFD_MODE_NR] = {
+	[NODEFD_MODE_OFF] = "off",
+	[NODEFD_MODE_AUDIT] = "audit",
+	[NODEFD_MODE_ENFORCE] = "deny",
+};
+
+static const char *const kind_names[NODEFD_KIND_NR] = {
+	[NODEFD_KIND_NONE] = "none",
+	[NODEFD_KIND_FD] = "fd",
+	[NODEFD_KIND_EXE] = "exe",
+	[NODEFD_KIND_CWD] = "cwd",
+	[NODEFD_KIND_ROOT] = "root",
+	[NODEFD_KIND_MAP_FILES] = "map_files",
+};
+
+static const char *const reason_names[NODEFD_REASON_NR] = {
+	[NODEFD_REASON_RULE] = "rule",
+	[NODEFD_REASON_DEPTH] = "depth",
+	[NODEFD_REASON_UNKNOWN_ACL] = "unknown_acl",
+	[NODEFD_REASON_RACE] = "race",
+	[NODEFD_REASON_NO_ORIGIN] = "no_origin",
+	[NODEFD_REASON_UNLINKED] = "unlinked",
+	[NODEFD_REASON_NOMEM] = "nomem",
+};
+
+static const char *const hook_names[NODEFD_HOOK_NR] = {
+	[NODEFD_HOOK_FOLLOW] = "follow",
+	[NODEFD_HOOK_OPEN] = "open",
+};
+
+#define NAME_OF(table, v) ((v) < ARRAY_SIZE(table) ? (table)[v] : "unknown")
+
+const char *rule_name(unsigned int rule)
+{
+	return NAME_OF(rule_names, rule);
+}
+
+const char *action_name(unsigned int mode)
+{
+	return NAME_OF(action_names, mode);
+}
+
+const char *kind_name(unsigned int kind)
+{
+	return NAME_OF(kind_names, kind);
+}
+
+const char *reason_name(unsigned int reason)
+{
+	return NAME_OF(reason_names, reason);
+}
+
+const char *hook_name(unsigned int hook)
+{
+	return NAME_OF(hook_names, hook);
+}

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/* load.c - the load and unload verbs: attach, prove, pin; unpin */
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "nodefdctl.h"
+#include "nodefd.skel.h"
+
+static void load_help(void)
+{
+	printf("Usage: nodefdctl [-j|-p] load\n"
+	       "\n"
+	       "Loads and attaches the nodefd BPF LSM programs, proves with a canary reopen\n"
+	       "that they run, then pins maps and links under " PIN_DIR " so that\n"
+	       "enforcement stays on after nodefdctl exits. Refuses when bpf is not an\n"
+	       "active LSM, when nodefd is already loaded, or when the canary is not refused.\n");
+}
+
+static void unload_help(void)
+{
+	printf("Usage: nodefdctl [-j|-p] unload\n"
+	       "\n"
+	       "Unpins the links (which detaches the programs), then the maps, and removes\n"
+	       PIN_DIR ".\n");
+}
+
+static int settings_write(struct nodefd *skel, const struct nodefd_config *cfg)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, cfg, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Pins every map under its name and every link under its program's name. */
+static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t size)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		/* .rodata and friends: nothing anyone reads back. */
+		if (bpf_map__is_internal(map))
+			continue;
+		err = pin_staging_add(staging, NULL, bpf_map__name(map), bpf_map__fd(map));
+		if (err) {
+			snprintf(what, size, "map %s", bpf_map__name(map));
+			return err;
+		}
+	}
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (!link)
+			continue;
+		err = pin_staging_add(staging, "links", s->progs[i].name, bpf_link__fd(link));
+		if (err) {
+			snprintf(what, size, "link %s", s->progs[i].name);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void load_report(struct nodefd *skel)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct json_object *obj, *progs;
+
+	if (!json_output) {
+		printf("nodefd: loaded and enforcing: %d programs attached, canary refused, pinned in %s\n",
+		       s->prog_cnt, PIN_DIR);
+		return;
+	}
+	obj = json_object_new_object();
+	progs = json_object_new_array();
+	json_add_bool(obj, "loaded", true);
+	json_add_bool(obj, "enabled", true);
+	json_add_str(obj, "pin_dir", PIN_DIR);
+	json_add_u64(obj, "abi_version", NODEFD_ABI_VERSION);
+	json_add_str(obj, "canary", "refused");
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+		struct json_object *p = json_object_new_object();
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		json_add_str(p, "name", s->progs[i].name);
+		if (link && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
+			json_add_u64(p, "link_id", info.id);
+			json_add_u64(p, "prog_id", info.prog_id);
+		}
+		json_object_array_add(progs, p);
+	}
+	json_object_object_add(obj, "programs", progs);
+	json_print(obj);
+	json_object_put(obj);
+}
+
+int do_load(int argc, char **argv)
+{
+	char lsm[512], staging[PATH_MAX], why[256], what[64];
+	struct nodefd_config cfg = {};
+	sigset_t block, old;
+	struct nodefd *skel;
+	struct stat st;
+	int ret, err;
+
+	ret = verb_no_args(argc, argv, load_help);
+	if (ret >= 0)
+		return ret;
+
+	if (require_privilege("load"))
+		return CMD_FAIL;
+	err = lsm_list_read(lsm, sizeof(lsm));
+	if (err) {
+		p_err("load: bpf is not in the kernel's LSM list (cannot read %s: %s): the programs would attach and never run",
+		      LSM_LIST_PATH, errstr(err));
+		return CMD_FAIL;
+	}
+	if (!lsm_list_has(lsm, "bpf")) {
+		p_err("load: bpf is not in the kernel's LSM list (%s): the programs would attach and never run; boot with lsm=%s,bpf",
+		      lsm, lsm);
+		return CMD_FAIL;
+	}
+	err = pin_root_check();
+	if (err) {
+		p_err("load: %s: %s", PIN_ROOT,
+		      err == -ENOTSUP ? "not a bpf filesystem (mount -t bpf bpf " PIN_ROOT ")" :
+					errstr(err));
+		return CMD_FAIL;
+	}
+	err = pin_state();
+	if (err > 0) {
+		p_err("load: already loaded (%s exists); 'nodefdctl unload' first", PIN_DIR);
+		return CMD_FAIL;
+	}
+	if (err < 0) {
+		p_err("load: %s: %s", PIN_DIR, errstr(err));
+		return CMD_FAIL;
+	}
+	if (stat("/proc/1/ns/mnt", &st)) {
+		err = -errno;
+		p_err("load: /proc/1/ns/mnt: %s", errstr(err));
+		return CMD_FAIL;
+	}
+
+	skel = nodefd__open();
+	if (!skel) {
+		err = -errno;
+		p_err("load: cannot open the BPF object: %s", errstr(err));
+		return CMD_FAIL;
+	}
+	err = nodefd__load(skel);
+	if (err) {
+		p_err("load: the kernel refused the BPF object: %s (libbpf's messages above say why)",
+		      errstr(err));
+		goto out_destroy_skel;
+	}
+
+	/*
+	 * Off for everyone but the canary until the canary has been refused:
+	 * nobody else is judged by programs not yet shown to run.
+	 */
+	cfg.enabled = 0;
+	cfg.init_mnt_ns = st.st_ino;
+	cfg.canary_tgid = getpid();
+	err = settings_write(skel, &cfg);
+	if (err) {
+		p_err("load: cannot write the settings map: %s", errstr(err));
+		goto out_destroy_skel;
+	}
+	err = nodefd__attach(skel);
+	if (err) {
+		p_err("load: cannot attach the programs: %s", errstr(err));
+		goto out_destroy_skel;
+	}
+	err = canary_run(bpf_map__fd(skel->maps.events), why, sizeof(why));
+	if (err) {
+		p_err("load: %s: the programs attached but do not run; detached them", why);
+		goto out_destroy_skel;
+	}
+	cfg.enabled = 1;
+	cfg.canary_tgid = 0;
+	err = settings_write(skel, &cfg);
+	if (err) {
+		p_err("load: cannot write the settings map: %s", errstr(err));
+		goto out_destroy_skel;
+	}
+
+	/* A signal between the first pin and the rename would leave a staging directory behind. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	err = pin_staging_create(staging, sizeof(staging));
+	if (err) {
+		p_err("load: cannot create %s: %s", staging, errstr(err));
+		goto out_unblock;
+	}
+	err = load_pin(skel, staging, what, sizeof(what));
+	if (err) {
+		p_err("load: cannot pin %s in %s: %s", what, staging, errstr(err));
+		goto out_remove_staging;
+	}
+	err = pin_staging_publish(staging);
+	if (err == -EEXIST) {
+		p_err("load: already loaded (%s appeared while loading)", PIN_DIR);
+		goto out_remove_staging;
+	}
+	if (err) {
+		p_err("load: cannot move %s to %s: %s", staging, PIN_DIR, errstr(err));
+		goto out_remove_staging;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	load_report(skel);
+	/* The pinned links keep the programs attached; closing ours detaches nothing. */
+	nodefd__destroy(skel);
+	return CMD_OK;
+
+out_remove_staging:
+	if (pin_tree_remove(staging))
+		p_warn("%s: cannot remove it; the next load will", staging);
+out_unblock:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_destroy_skel:
+	nodefd__destroy(skel);
+	return CMD_FAIL;
+}
+
+int do_unload(int argc, char **argv)
+{
+	int ret, err;
+
+	ret = verb_no_args(argc, argv, unload_help);
+	if (ret >= 0)
+		return ret;
+
+	err = pin_state();
+	if (err < 0) {
+		p_err("unload: %s: %s", PIN_DIR, errstr(err));
+		return CMD_FAIL;
+	}
+	if (!err) {
+		p_err("unload: not loaded (no %s)", PIN_DIR);
+		return CMD_FAIL;
+	}
+	err = pin_tree_remove(PIN_DIR);
+	if (err) {
+		p_err("unload: cannot remove %s: %s; see 'nodefdctl status' for what is left",
+		      PIN_DIR, errstr(err));
+		return CMD_FAIL;
+	}
+	if (json_output) {
+		struct json_object *obj = json_object_new_object();
+
+		json_add_bool(obj, "loaded", false);
+		json_print(obj);
+		json_object_put(obj);
+	} else {
+		printf("nodefd: unloaded: links unpinned (programs detached), maps unpinned\n");
+	}
+	return CMD_OK;
+}

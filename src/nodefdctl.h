@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* nodefdctl.h - what the nodefdctl source files share: verbs, output, pins, names */
+#ifndef __NODEFDCTL_H
+#define __NODEFDCTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <json-c/json.h>
+
+#include "nodefd.h"
+
+#define NODEFDCTL_VERSION "0.1.0"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef __printf
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+#endif
+
+/* Exit statuses, as documented in nodefdctl(8). */
+enum {
+	CMD_OK = 0,	/* done */
+	CMD_FAIL = 1,	/* refused or failed */
+	CMD_USAGE = 2,	/* bad command line */
+};
+
+/*
+ * Where a loaded nodefd lives.  The maps are pinned under their own names,
+ * the links under the names of their programs, and the abi_version symlink
+ * holds NODEFD_ABI_VERSION as its target (bpffs has no regular files).
+ * bpffs refuses names with a dot in them (reserved for its own files).
+ */
+#define PIN_ROOT "/sys/fs/bpf"
+#define PIN_DIR PIN_ROOT "/nodefd"
+#define PIN_LINKS_DIR PIN_DIR "/links"
+#define PIN_ABI_NAME "abi_version"
+#define PIN_STAGING_PREFIX PIN_ROOT "/nodefd-staging-"
+
+#define LSM_LIST_PATH "/sys/kernel/security/lsm"
+
+/* Global options (main.c). */
+extern bool json_output;
+extern bool pretty_output;
+extern bool debug_output;
+
+/* A verb: its name and its handler, which gets argv[0] == the verb. */
+struct cmd {
+	const char *name;
+	int (*func)(int argc, char **argv);
+};
+
+int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *where,
+	       void (*help)(void));
+
+/*
+ * getopt_long() entries every verb accepts as well, so that options may
+ * follow the verb ("nodefdctl status --json").  Each verb's parser hands
+ * the values below to parse_global_opt().
+ */
+enum {
+	OPT_JSON = 'j',
+	OPT_PRETTY = 'p',
+	OPT_DEBUG = 'd',
+	OPT_HELP = 'h',
+	OPT_VERSION = 'V',
+};
+
+#define GLOBAL_SHORT_OPTS "jpdhV"
+#define GLOBAL_LONG_OPTS                                       \
+	{ "json", no_argument, NULL, OPT_JSON },               \
+	{ "pretty", no_argument, NULL, OPT_PRETTY },           \
+	{ "debug", no_argument, NULL, OPT_DEBUG },             \
+	{ "help", no_argument, NULL, OPT_HELP },               \
+	{ "version", no_argument, NULL, OPT_VERSION }
+
+/* Returns true if c was a global option and has been applied. */
+bool parse_global_opt(int c);
+/* Reports getopt_long()'s '?' or ':' for verb (NULL: the global options); returns CMD_USAGE. */
+int opt_error(const char *verb, int c, char **argv);
+/*
+ * For a verb without options of its own: applies the global ones, prints
+ * help on "help" or -h.  Returns -1 to go on, else the exit status.
+ */
+int verb_no_args(int argc, char **argv, void (*help)(void));
+int print_version(void);
+
+/* Output and errors (common.c). */
+void p_err(const char *fmt, ...) __printf(1, 2);
+void p_warn(const char *fmt, ...) __printf(1, 2);
+const char *errstr(int err);
+void json_print(struct json_object *obj);
+void json_add_str(struct json_object *obj, const char *key, const char *val);
+void json_add_u64(struct json_object *obj, const char *key, __u64 val);
+void json_add_s64(struct json_object *obj, const char *key, __s64 val);
+void json_add_bool(struct json_object *obj, const char *key, bool val);
+void libbpf_setup(void);
+
+/* The kernel's LSM list and privilege (common.c). */
+int lsm_list_read(char *buf, size_t size);
+bool lsm_list_has(const char *list, const char *name);
+int require_privilege(const char *verb);
+
+/* Names of the enums of nodefd.h (common.c); "unknown" when out of range. */
+const char *rule_name(unsigned int rule);
+const char *action_name(unsigned int mode);
+const char *kind_name(unsigned int kind);
+const char *reason_name(unsigned int reason);
+const char *hook_name(unsigned int hook);
+
+/* Pins (pin.c). */
+int pin_state(void);
+int pin_root_check(void);
+int pin_abi_read(int *abi);
+int pin_map_open(const char *verb, const char *name, __u32 type, __u32 value_size);
+int pin_staging_create(char *dir, size_t size);
+int pin_staging_add(const char *dir, const char *sub, const char *name, int fd);
+int pin_staging_publish(const char *dir);
+int pin_tree_remove(const char *dir);
+int counters_read(int map_fd, __u64 *sums);
+
+/* The canary (canary.c). */
+int canary_run(int events_fd, char *why, size_t size);
+
+/* Verbs. */
+int do_load(int argc, char **argv);
+int do_unload(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_events(int argc, char **argv);
+
+#endif /* __NODEFDCTL_H */

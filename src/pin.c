@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pin.c - the pins under /sys/fs/bpf/nodefd: staging, publishing, opening, removing */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "nodefdctl.h"
+
+/*
+ * A load pins everything into a staging directory beside the final one and
+ * then renames it into place with RENAME_NOREPLACE: /sys/fs/bpf/nodefd
+ * either does not exist or holds the whole set, and two loads racing
+ * cannot both win.  A staging directory left by a load that was killed
+ * half-way still holds attached links; the next load removes it.
+ */
+
+/* 1 if nodefd is loaded (its pin directory exists), 0 if not, or -errno. */
+int pin_state(void)
+{
+	struct stat st;
+
+	if (!stat(PIN_DIR, &st))
+		return S_ISDIR(st.st_mode) ? 1 : -ENOTDIR;
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/* 0 if /sys/fs/bpf is a bpf filesystem, else -errno (-ENOTSUP for another filesystem). */
+int pin_root_check(void)
+{
+	struct statfs sfs;
+
+	if (statfs(PIN_ROOT, &sfs))
+		return -errno;
+	return sfs.f_type == BPF_FS_MAGIC ? 0 : -ENOTSUP;
+}
+
+int pin_abi_read(int *abi)
+{
+	char buf[32], *end;
+	ssize_t n;
+	long v;
+
+	n = readlink(PIN_DIR "/" PIN_ABI_NAME, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || *end || v < 0 || v > INT_MAX)
+		return -EINVAL;
+	*abi = v;
+	return 0;
+}
+
+/*
+ * The pinned map name, checked to be of the given type and value size
+ * (value_size 0: any) so that a stale or foreign pin is not misread.
+ * Returns an fd or -errno, having said why.
+ */
+int pin_map_open(const char *verb, const char *name, __u32 type, __u32 value_size)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%s", PIN_DIR, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		err = -errno;
+		p_err("%s: %s: %s", verb, path, errstr(err));
+		return err;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		p_err("%s: %s: cannot read map info: %s", verb, path, errstr(err));
+		close(fd);
+		return err;
+	}
+	if (info.type != type || (value_size && info.value_size != value_size)) {
+		p_err("%s: %s: not the map this nodefdctl expects (type %u, value size %u instead of %u, %u): unload and load again",
+		      verb, path, info.type, info.value_size, type, value_size);
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
+/* Removes dir and everything under it, links first: unpinning them detaches the programs. */
+int pin_tree_remove(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "%s/links", dir);
+	if (!lstat(path, &st) && S_ISDIR(st.st_mode)) {
+		err = pin_tree_remove(path);
+		if (err)
+			return err;
+	}
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			err = pin_tree_remove(path);
+		else if (unlink(path))
+			err = -errno;
+		if (err)
+			break;
+	}
+	closedir(d);
+	if (!err && rmdir(dir))
+		err = -errno;
+	return err;
+}
+
+/* Removes staging directories whose load is gone. */
+static void pin_staging_sweep(void)
+{
+	const char *prefix = strrchr(PIN_STAGING_PREFIX, '/') + 1;
+	char path[PATH_MAX], *end;
+	struct dirent *de;
+	DIR *d;
+	bool alive;
+	long pid;
+	int err;
+
+	d = opendir(PIN_ROOT);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		pid = strtol(de->d_name + strlen(prefix), &end, 10);
+		alive = pid != getpid() && (!kill(pid, 0) || errno != ESRCH);
+		if (*end || pid <= 0 || alive)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name);
+		err = pin_tree_remove(path);
+		if (err)
+			p_warn("%s: left by an interrupted load, cannot remove it: %s", path,
+			       errstr(err));
+		else
+			p_warn("%s: left by an interrupted load, removed", path);
+	}
+	closedir(d);
+}
+
+int pin_staging_create(char *dir, size_t size)
+{
+	char links[PATH_MAX];
+
+	pin_staging_sweep();
+	snprintf(dir, size, "%s%d", PIN_STAGING_PREFIX, getpid());
+	snprintf(links, sizeof(links), "%s/links", dir);
+	if (mkdir(dir, 0700))
+		return -errno;
+	if (mkdir(links, 0700)) {
+		int err = -errno;
+
+		rmdir(dir);
+		return err;
+	}
+	return 0;
+}
+
+/* Pins fd as dir[/sub]/name. */
+int pin_staging_add(const char *dir, const char *sub, const char *name, int fd)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s%s%s/%s", dir, sub ? "/" : "", sub ? sub : "", name);
+	return bpf_obj_pin(fd, path) ? -errno : 0;
+}
+
+/* Records the ABI and moves the staging directory into place: -EEXIST if already loaded. */
+int pin_staging_publish(const char *dir)
+{
+	char path[PATH_MAX], abi[16];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PIN_ABI_NAME);
+	snprintf(abi, sizeof(abi), "%d", NODEFD_ABI_VERSION);
+	if (symlink(abi, path))
+		return -errno;
+	if (renameat2(AT_FDCWD, dir, AT_FDCWD, PIN_DIR, RENAME_NOREPLACE)) {
+		err = -errno;
+		return err == -ENOTEMPTY ? -EEXIST : err;
+	}
+	return 0;
+}
+
+/* Sums each of the NODEFD_CNT_NR per-CPU counters over the possible CPUs. */
+int counters_read(int map_fd, __u64 *sums)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 *vals;
+	__u32 i;
+	int err = 0;
+
+	if (ncpus < 0)
+		return ncpus;
+	vals = calloc(ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < NODEFD_CNT_NR; i++) {
+		sums[i] = 0;
+		if (bpf_map_lookup_elem(map_fd, &i, vals)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpus; c++)
+			sums[i] += vals[c];
+	}
+	free(vals);
+	return err;
+}
