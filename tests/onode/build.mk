@@ -27,3 +27,8 @@ $(BUILD)/bin/onode_flags_test: tests/onode/flags_test.c
 $(ONODE_TEST_BINS): tests/onode/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(ONODE_TEST_CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c,$^)
+
+$(BUILD)/bin/onode-run: tests/onode/onode-run | $(BUILD)/bin
+	$(Q)install -m 0755 $< $@
+
+TEST_BINS += $(BUILD)/bin/onode-run
