@@ -353,7 +353,6 @@ struct walk {
 	struct dentry *d;
 	struct mount *m;
 	struct dentry *root_d;
-	struct vfsmount *root_m;
 	struct dentry *refused;	/* directory that refused search, or NULL */
 	bool reached_root;
 	bool done;
@@ -367,8 +366,12 @@ static long walk_step(__u32 i, void *ctx)
 	struct mount *m = w->m;
 	int s;
 
-	if (d == w->root_d && (void *)m + bpf_core_field_offset(struct mount, mnt) ==
-				      (void *)w->root_m) {
+	/*
+	 * The root's dentry, on whatever mount: a process that unshared its mount namespace has
+	 * copies of the mounts its files were opened on, and what counts is that the file lies
+	 * in the directory tree below its root, not which copy of a mount shows it.
+	 */
+	if (d == w->root_d) {
 		w->reached_root = true;
 		w->done = true;
 		return 1;
@@ -454,8 +457,8 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 		.d = d,
 		.m = m,
 		.root_d = BPF_CORE_READ(fs, root.dentry),
-		.root_m = BPF_CORE_READ(fs, root.mnt),
 	};
+	struct vfsmount *root_m = BPF_CORE_READ(fs, root.mnt);
 	bool confined;
 	long n;
 
@@ -470,7 +473,7 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 	}
 
 	confined = !(BPF_CORE_READ(ns, ns.inum) == init_mnt_ns &&
-		     (void *)ns_root + bpf_core_field_offset(struct mount, mnt) == (void *)w.root_m &&
+		     (void *)ns_root + bpf_core_field_offset(struct mount, mnt) == (void *)root_m &&
 		     w.root_d == BPF_CORE_READ(ns_root, mnt.mnt_root));
 
 	n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, &w, 0);
