@@ -122,12 +122,27 @@ struct {
 	__type(value, struct nodefd_config);
 } settings SEC(".maps");
 
-struct {
+/*
+ * Policies: cgroup id -> struct nodefd_policy, in a hash map that is never changed once it is
+ * in use. nodefdctl builds a whole new one and swaps it into entry 0 of cgroup_policy in one
+ * update, so that an open sees the old policy or the new one, never a mix.
+ */
+struct policy_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, NODEFD_MAX_POLICIES);
 	__type(key, __u64);
 	__type(value, struct nodefd_policy);
-} cgroup_policy SEC(".maps");
+} policy_empty SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct policy_map);
+} cgroup_policy SEC(".maps") = {
+	.values = { [0] = &policy_empty },
+};
 
 /* What inode_follow_link learnt, for the file_open of the same walk. */
 struct task_state {
@@ -515,6 +530,11 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 static __always_inline const struct nodefd_policy *policy_of(struct task_struct *task)
 {
 	int level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
+	__u32 zero = 0;
+	void *policies = bpf_map_lookup_elem(&cgroup_policy, &zero);
+
+	if (!policies)
+		return NULL;
 
 	for (int i = 0; i < MAX_CGROUP_DEPTH; i++) {
 		const struct nodefd_policy *p;
@@ -523,7 +543,7 @@ static __always_inline const struct nodefd_policy *policy_of(struct task_struct 
 		if (level - i < 0)
 			break;
 		id = bpf_get_current_ancestor_cgroup_id(level - i);
-		p = bpf_map_lookup_elem(&cgroup_policy, &id);
+		p = bpf_map_lookup_elem(policies, &id);
 		if (p)
 			return p;
 	}

@@ -103,7 +103,7 @@ static int status_maps_read(struct status *s)
 {
 	struct nodefd_config cfg;
 	__u64 key, next, *prev = NULL;
-	__u32 zero = 0;
+	__u32 zero = 0, inner_id;
 	int fd, err;
 
 	fd = pin_map_open("status", "settings", BPF_MAP_TYPE_ARRAY, sizeof(cfg));
@@ -127,10 +127,20 @@ static int status_maps_read(struct status *s)
 		return err;
 	}
 
-	fd = pin_map_open("status", "cgroup_policy", BPF_MAP_TYPE_HASH,
-			  sizeof(struct nodefd_policy));
+	/* The policies in use are the hash map in entry 0 of cgroup_policy. */
+	fd = pin_map_open("status", "cgroup_policy", BPF_MAP_TYPE_ARRAY_OF_MAPS, sizeof(__u32));
 	if (fd < 0)
 		return fd;
+	err = bpf_map_lookup_elem(fd, &zero, &inner_id) ? -errno : 0;
+	close(fd);
+	if (!err) {
+		fd = bpf_map_get_fd_by_id(inner_id);
+		err = fd < 0 ? -errno : 0;
+	}
+	if (err) {
+		p_err("status: %s/cgroup_policy: %s", PIN_DIR, errstr(err));
+		return err;
+	}
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		s->policies++;
 		key = next;
