@@ -8,7 +8,6 @@ export LC_ALL=C
 
 VMTEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 VMTEST_REPO=$(dirname "$VMTEST_DIR")
-VMTEST_PROG=${0##*/}
 # Exit status of vmtest_die; vmtest/run raises it to 125 so that a broken harness is never
 # mistaken for the status of the command under test.
 VMTEST_DIE_STATUS=1
