@@ -939,23 +939,28 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.req_mode = BPF_CORE_READ(file, f_mode);
 	c.req_flags = BPF_CORE_READ(file, f_flags);
 
-	if (st->has_origin && st->kind != NODEFD_KIND_MAP_FILES &&
-	    ((__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt)) {
-		/* The holder's fd changed after the link was read: read it again. */
+	/*
+	 * An fd or exe link always has an original file. If it was not found at the link, or is
+	 * not the file opened (dup2 between the link and the open), read the holder again; if
+	 * that does not give the file opened either, refuse (fail closed).
+	 */
+	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) &&
+	    (!st->has_origin || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt)) {
 		struct task_struct *holder = pid_task_of((struct pid *)st->holder);
 		struct file *f = NULL;
 
 		count(NODEFD_CNT_RACE);
 		if (holder && st->kind == NODEFD_KIND_FD)
 			f = fd_file(holder, st->fd);
-		else if (holder && st->kind == NODEFD_KIND_EXE)
+		else if (holder)
 			f = BPF_CORE_READ(holder, mm, exe_file);
 		if (f)
 			origin_from_file(st, f);
 		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
 			c.orig_mode = st->orig_mode;
 			c.orig_flags = st->orig_flags;
-			return verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RACE, NULL) ?
+			return verdict(&c, NODEFD_RULE_UPGRADE,
+				       f ? NODEFD_REASON_RACE : NODEFD_REASON_NO_ORIGIN, NULL) ?
 				       -EACCES : 0;
 		}
 	}
@@ -969,16 +974,21 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		    ((st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)))
 			orig |= FMODE_READ;
 		req = c.req_mode & (FMODE_READ | FMODE_WRITE);
-		/* execve() reads what it runs; the file's own exec bit is what counts. */
-		if (c.req_mode & FMODE_EXEC)
+		/*
+		 * execve() reads what it runs; the file's own exec bit is what counts. It marks
+		 * its open with __FMODE_EXEC in f_flags.
+		 */
+		if (c.req_flags & FMODE_EXEC)
 			req &= ~FMODE_READ;
 		if (c.req_flags & O_TRUNC)
 			req |= FMODE_WRITE;
 		if ((req & ~orig) && rule_on(&c, NODEFD_RULE_UPGRADE) &&
 		    verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RULE, NULL))
 			err = -EACCES;
+		/* Truncating destroys what an append-only writer may not touch, O_APPEND or not. */
 		if ((orig & FMODE_WRITE) && (st->orig_flags & O_APPEND) && (req & FMODE_WRITE) &&
-		    !(c.req_flags & O_APPEND) && rule_on(&c, NODEFD_RULE_APPEND) &&
+		    (!(c.req_flags & O_APPEND) || (c.req_flags & O_TRUNC)) &&
+		    rule_on(&c, NODEFD_RULE_APPEND) &&
 		    verdict(&c, NODEFD_RULE_APPEND, NODEFD_REASON_RULE, NULL))
 			err = -EACCES;
 	}
