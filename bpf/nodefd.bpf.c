@@ -211,14 +211,15 @@ struct opener {
 
 static __always_inline void opener_init(struct opener *o, struct task_struct *task)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
-	struct group_info *gi = BPF_CORE_READ(cred, group_info);
-	__u32 caps = BPF_CORE_READ(cred, cap_effective.cap[0]);
-	unsigned int level = BPF_CORE_READ(cred, user_ns, level);
+	/* task is a BTF pointer: plain loads, no helper calls. */
+	const struct cred *cred = task->cred;
+	__u32 caps = cred->cap_effective.cap[0];
+	unsigned int level = cred->user_ns->level;
 
-	o->groups = (__u64)gi;
-	o->ngroups = BPF_CORE_READ(gi, ngroups);
-	o->ids = (__u64)BPF_CORE_READ(cred, fsuid.val) << 32 | BPF_CORE_READ(cred, fsgid.val);
+	/* Read, not loaded: the global functions take the groups as a plain number. */
+	o->groups = (__u64)BPF_CORE_READ(cred, group_info);
+	o->ngroups = cred->group_info->ngroups;
+	o->ids = (__u64)cred->fsuid.val << 32 | cred->fsgid.val;
 	o->dac_search = level == 0 &&
 			(caps & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH)));
 }
@@ -367,6 +368,8 @@ struct walk {
 	struct opener o;
 	struct dentry *d;
 	struct mount *m;
+	struct dentry *mnt_root;	/* m's root dentry */
+	unsigned long sb_flags;		/* m's superblock flags */
 	struct dentry *root_d;
 	struct dentry *refused;	/* directory that refused search, or NULL */
 	bool reached_root;
@@ -374,11 +377,21 @@ struct walk {
 	bool unknown_acl;
 };
 
+static __always_inline void walk_enter(struct walk *w, struct mount *m)
+{
+	w->m = m;
+	w->mnt_root = BPF_CORE_READ(m, mnt.mnt_root);
+	w->sb_flags = BPF_CORE_READ(m, mnt.mnt_sb, s_flags);
+}
+
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
 	struct dentry *d = w->d, *p;
-	struct mount *m = w->m;
+	struct inode *inode;
+	struct posix_acl *acl;
+	__u32 uid, gid;
+	__u16 mode;
 	int s;
 
 	/*
@@ -391,8 +404,8 @@ static long walk_step(__u32 i, void *ctx)
 		w->done = true;
 		return 1;
 	}
-	if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
-		struct mount *pm = BPF_CORE_READ(m, mnt_parent);
+	if (d == w->mnt_root) {
+		struct mount *m = w->m, *pm = BPF_CORE_READ(m, mnt_parent);
 
 		/* Top of the mount tree. The covered mountpoint itself is never searched. */
 		if (pm == m) {
@@ -400,7 +413,7 @@ static long walk_step(__u32 i, void *ctx)
 			return 1;
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
-		w->m = pm;
+		walk_enter(w, pm);
 		return 0;
 	}
 	p = BPF_CORE_READ(d, d_parent);
@@ -409,16 +422,43 @@ static long walk_step(__u32 i, void *ctx)
 		w->done = true;
 		return 1;
 	}
-	s = nodefd_may_search((__u64)BPF_CORE_READ(p, d_inode), w->o.groups, w->o.ngroups,
-			      w->o.ids, w->o.dac_search);
-	if (s != SEARCH_OK) {
-		w->refused = p;
-		w->unknown_acl = s == SEARCH_UNKNOWN;
-		w->done = true;
-		return 1;
-	}
 	w->d = p;
-	return 0;
+	if (w->o.dac_search)
+		return 0;
+
+	/* generic_permission(p, MAY_EXEC), the common cases here, the rest in may_search. */
+	inode = BPF_CORE_READ(p, d_inode);
+	mode = BPF_CORE_READ(inode, i_mode);
+	uid = BPF_CORE_READ(inode, i_uid.val);
+	if (uid == w->o.ids >> 32) {
+		if (mode & S_IXUSR)
+			return 0;
+		s = SEARCH_DENIED;
+		goto refused;
+	}
+	if ((w->sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
+		acl = BPF_CORE_READ(inode, i_acl);
+		if (acl) {
+			s = nodefd_may_search((__u64)inode, w->o.groups, w->o.ngroups, w->o.ids, 0);
+			if (s == SEARCH_OK)
+				return 0;
+			goto refused;
+		}
+	}
+	/* Group and other agree on search: no need to look at the groups (as the kernel does). */
+	if ((mode ^ (mode >> 3)) & S_IXOTH) {
+		gid = BPF_CORE_READ(inode, i_gid.val);
+		if (nodefd_in_group(w->o.groups, w->o.ngroups, (__u32)w->o.ids, gid))
+			mode >>= 3;
+	}
+	if (mode & S_IXOTH)
+		return 0;
+	s = SEARCH_DENIED;
+refused:
+	w->refused = p;
+	w->unknown_acl = s == SEARCH_UNKNOWN;
+	w->done = true;
+	return 1;
 }
 
 /* Outcome of the ancestors and reach rules for one target. */
@@ -464,16 +504,15 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 					struct vfsmount *vm, __u32 init_mnt_ns)
 {
 	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
-	struct fs_struct *fs = BPF_CORE_READ(task, fs);
-	struct mnt_namespace *ns = BPF_CORE_READ(task, nsproxy, mnt_ns);
-	struct mount *ns_root = BPF_CORE_READ(ns, root);
+	struct fs_struct *fs = task->fs;
+	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
+	struct mount *ns_root = ns->root;
 	struct walk w = {
 		.o = *o,
 		.d = d,
-		.m = m,
-		.root_d = BPF_CORE_READ(fs, root.dentry),
+		.root_d = fs->root.dentry,
 	};
-	struct vfsmount *root_m = BPF_CORE_READ(fs, root.mnt);
+	struct vfsmount *root_m = fs->root.mnt;
 	bool confined;
 	long n;
 
@@ -487,9 +526,10 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 		/* Never linked: judged by the directory it was made in (walk_step's first step). */
 	}
 
-	confined = !(BPF_CORE_READ(ns, ns.inum) == init_mnt_ns &&
+	confined = !(ns->ns.inum == init_mnt_ns &&
 		     (void *)ns_root + bpf_core_field_offset(struct mount, mnt) == (void *)root_m &&
-		     w.root_d == BPF_CORE_READ(ns_root, mnt.mnt_root));
+		     w.root_d == ns_root->mnt.mnt_root);
+	walk_enter(&w, m);
 
 	n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, &w, 0);
 	if (n < 0 || !w.done) {
@@ -529,7 +569,7 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 
 static __always_inline const struct nodefd_policy *policy_of(struct task_struct *task)
 {
-	int level = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
+	int level = task->cgroups->dfl_cgrp->level;
 	__u32 zero = 0;
 	void *policies = bpf_map_lookup_elem(&cgroup_policy, &zero);
 
@@ -773,11 +813,11 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 
 	if (ret)
 		return ret;
-	if (BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
+	if (inode->i_sb->s_magic != PROC_SUPER_MAGIC)
 		return 0;
 
 	task = bpf_get_current_task_btf();
-	get_link = BPF_CORE_READ(inode, i_op, get_link);
+	get_link = inode->i_op->get_link;
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
 	if (get_link == &proc_pid_get_link) {
 		proc_get_link = BPF_CORE_READ(pi, op.proc_get_link);
@@ -866,9 +906,11 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		}
 	}
 
-	nd = BPF_CORE_READ(task, nameidata);
+	nd = task->nameidata;
+	if (!nd)
+		return 0;	/* not a path walk (cannot happen: the hook is called from one) */
 	st->nd = (__u64)nd;
-	st->last_name = (__u64)BPF_CORE_READ(nd, last.name);
+	st->last_name = (__u64)nd->last.name;
 	st->last_hash_len = BPF_CORE_READ(nd, last.hash_len);
 	bpf_probe_read_kernel(&next, 1, (void *)(st->last_name + (__u32)st->last_hash_len));
 
@@ -878,7 +920,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	c.orig_flags = st->orig_flags;
 
 	/* The trailing link of an open: everything is judged on the file opened. */
-	if ((BPF_CORE_READ(nd, flags) & LOOKUP_OPEN) && next == '\0') {
+	if ((nd->flags & LOOKUP_OPEN) && next == '\0') {
 		st->armed = 1;
 		return 0;
 	}
@@ -908,14 +950,20 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 
 	if (ret)
 		return ret;
+	/*
+	 * The fast path, which every open(2) pays: an open whose walk followed no symlink at all
+	 * (the walk counts them for ELOOP) did not come through a magic link.
+	 */
 	task = bpf_get_current_task_btf();
+	nd = task->nameidata;
+	if (!nd || !nd->total_link_count)
+		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st || !st->armed)
 		return 0;
 
 	/* Is this the open the link was followed for? */
-	nd = task->nameidata;
-	if ((__u64)nd != st->nd || (__u64)BPF_CORE_READ(nd, last.name) != st->last_name ||
+	if ((__u64)nd != st->nd || (__u64)nd->last.name != st->last_name ||
 	    BPF_CORE_READ(nd, last.hash_len) != st->last_hash_len)
 		return 0;
 	st->armed = 0;
@@ -934,10 +982,11 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.holder_tgid = st->holder_tgid;
 	c.fd = st->fd;
 	c.file = file;
+	/* Read, not loaded: the global functions take them as plain numbers. */
 	c.dentry = BPF_CORE_READ(file, f_path.dentry);
 	c.mnt = BPF_CORE_READ(file, f_path.mnt);
-	c.req_mode = BPF_CORE_READ(file, f_mode);
-	c.req_flags = BPF_CORE_READ(file, f_flags);
+	c.req_mode = file->f_mode;
+	c.req_flags = file->f_flags;
 
 	/*
 	 * An fd or exe link always has an original file. If it was not found at the link, or is
