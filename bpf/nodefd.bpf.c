@@ -912,7 +912,9 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->nd = (__u64)nd;
 	st->last_name = (__u64)nd->last.name;
 	st->last_hash_len = BPF_CORE_READ(nd, last.hash_len);
-	bpf_probe_read_kernel(&next, 1, (void *)(st->last_name + (__u32)st->last_hash_len));
+	/* hash_len is len << 32 | hash (hashlen_len()): the character after the link's name. */
+	if (bpf_probe_read_kernel(&next, 1, (void *)(st->last_name + (st->last_hash_len >> 32))))
+		next = '/';	/* unreadable: not known to be trailing, judge it here */
 
 	c.holder_tgid = st->holder_tgid;
 	c.fd = st->fd;
