@@ -48,8 +48,9 @@
  *
  * Costs
  * -----
- * file_open, which every open(2) runs: one task storage lookup, nothing
- * else unless a covered link was followed by this task.
+ * file_open, which every open(2) runs: two loads (current->nameidata and
+ * its count of symlinks followed); a walk that followed a symlink adds a
+ * task storage lookup, and nothing else unless it was a covered link.
  * inode_follow_link, which every symlink follow runs: one superblock magic
  * compare.  A covered link: a policy lookup (one hash lookup per cgroup
  * level until an entry is found) and, for ancestors and reach, one step
