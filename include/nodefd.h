@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 1
+#define NODEFD_ABI_VERSION 2
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 64	/* directories walked from a target up to the root */
@@ -137,6 +137,9 @@ struct nodefd_policy {
  * @canary_tgid: a process for which every rule is enforced whatever the
  *	policy says, so that nodefdctl can prove the programs run; 0 for none.
  * @pad: zero.
+ * @dropped_reported: the total of NODEFD_CNT_EVENTS_DROPPED that a
+ *	nodefdctl daemon last reported, so that the next one reports only
+ *	the events lost since; the BPF programs never read it.
  *
  * Policies live in the cgroup_policy hash map, keyed by cgroup id; a task
  * takes the entry of its nearest cgroup that has one, and with none at
@@ -147,6 +150,7 @@ struct nodefd_config {
 	__u32 init_mnt_ns;
 	__u32 canary_tgid;
 	__u32 pad;
+	__u64 dropped_reported;
 };
 
 /**
@@ -172,8 +176,8 @@ struct nodefd_config {
  * @comm: opener's command name.
  * @path: the target's path as seen from the global root, NUL-terminated
  *	(a trailing part may be cut off).
- * @ancestor: name of the directory that refused search permission, or of
- *	the topmost directory reached for a reach failure; empty otherwise.
+ * @ancestor: name of the directory that refused search permission (rule
+ *	ancestors); empty otherwise.
  */
 struct nodefd_event {
 	__u64 ts_ns;

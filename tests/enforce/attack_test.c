@@ -1,0 +1,909 @@
+// SPDX-License-Identifier: GPL-2.0
+/* enforce tests - the attack matrix: each attack works without nodefd and is refused with it */
+
+/*
+ * Every case runs twice in the VM: NODEFD_EXPECT=hole before `nodefdctl load`, where the attack
+ * must work (so the case reproduces the hole and can fail), and NODEFD_EXPECT=refused after it,
+ * where the open must fail with EACCES and the file must hold what it held. The unprivileged
+ * attacker is nobody (65534), in nobody's group only; the owner of the data is uid 1000. The
+ * chroot cases run as root, whose DAC override passes the ancestors rule: they test reach.
+ */
+
+#include "common.h"
+
+/* The proc magic links an attacker can reopen an fd of its own, or another's, through. */
+enum link_kind {
+	LINK_PROC_SELF_FD,	/* /proc/self/fd/N */
+	LINK_DEV_FD,		/* /dev/fd/N, a symlink to /proc/self/fd */
+	LINK_TASK_FD,		/* /proc/self/task/<tid>/fd/N */
+	LINK_HOLDER_FD,		/* /proc/<pid>/fd/N of a child that holds the fd */
+	LINK_DEV_STDIN,		/* /dev/stdin, the fd made stdin */
+};
+
+/* One attack by a helper process; the test fills the first part, the helper the rest. */
+struct scenario {
+	char origin[PATH_MAX];		/* what the attacker opens first */
+	int origin_flags;
+	bool origin_onode;		/* open it O_NODE|O_NOACCESS with openat2() */
+	enum link_kind link;
+	int reopen_flags;
+	bool pause;			/* stop after the first open, for the victim to act */
+	char name_check[PATH_MAX];	/* after the pause, try this by name: must be EACCES */
+
+	int origin_err;
+	int name_err;
+	char link_path[PATH_MAX + 64];
+	struct enf_attempt at;
+};
+
+static int attacker(struct enf_agent *agent, void *arg)
+{
+	struct scenario *sc = arg;
+	int fd, link_fd, holder_pipe[2] = { -1, -1 };
+	pid_t holder = 0;
+	char c;
+
+	if (sc->origin_onode)
+		fd = enf_openat2(AT_FDCWD, sc->origin, O_NODE | O_NOACCESS | O_CLOEXEC);
+	else
+		fd = open(sc->origin, sc->origin_flags | O_CLOEXEC);
+	if (fd < 0) {
+		sc->origin_err = errno;
+		enf_say("first open of %s: %s", sc->origin, strerror(errno));
+		return ENF_SETUP_FAILED;
+	}
+	link_fd = fd;
+	if (sc->link == LINK_HOLDER_FD) {
+		/* The holder keeps the fd until the pipe closes; the attacker drops its own. */
+		if (pipe2(holder_pipe, O_CLOEXEC))
+			return ENF_SETUP_FAILED;
+		holder = fork();
+		if (holder < 0)
+			return ENF_SETUP_FAILED;
+		if (!holder) {
+			close(holder_pipe[1]);
+			while (read(holder_pipe[0], &c, 1) < 0 && errno == EINTR)
+				;
+			_exit(0);
+		}
+		close(holder_pipe[0]);
+		close(fd);
+	}
+	if (sc->pause && enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	if (sc->name_check[0]) {
+		int f = open(sc->name_check, O_RDONLY | O_CLOEXEC);
+
+		sc->name_err = f < 0 ? errno : 0;
+		if (f >= 0)
+			close(f);
+	}
+
+	switch (sc->link) {
+	case LINK_PROC_SELF_FD:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/fd/%d", link_fd);
+		break;
+	case LINK_DEV_FD:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/dev/fd/%d", link_fd);
+		break;
+	case LINK_TASK_FD:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/task/%d/fd/%d",
+			 gettid(), link_fd);
+		break;
+	case LINK_HOLDER_FD:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/%d/fd/%d", holder, link_fd);
+		break;
+	case LINK_DEV_STDIN:
+		if (dup2(fd, 0) != 0)
+			return ENF_SETUP_FAILED;
+		snprintf(sc->link_path, sizeof(sc->link_path), "/dev/stdin");
+		break;
+	}
+	enf_attempt(&sc->at, sc->link_path, sc->reopen_flags);
+
+	if (holder > 0) {
+		close(holder_pipe[1]);
+		waitpid(holder, NULL, 0);
+	}
+	return 0;
+}
+
+static int chmod_0700(struct enf_agent *agent, void *arg)
+{
+	(void)agent;
+	return chmod(arg, 0700) ? errno : 0;
+}
+
+/* Runs @sc as @id; with sc->pause, calls @victim_acts(@victim_arg) while the attacker waits. */
+static void run_attack(struct __test_metadata *const _metadata, struct scenario *sc,
+		       const struct enf_ident *id, int (*victim_acts)(const char *),
+		       const char *victim_arg)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	int status;
+
+	ASSERT_EQ(0, enf_agent_start(&agent, id, attacker, sc));
+	if (sc->pause) {
+		ASSERT_TRUE(enf_agent_wait(&agent))
+		{
+			TH_LOG("the attacker ended before the victim acted (exit %d)",
+			       enf_agent_join(&agent));
+		}
+		ASSERT_EQ(0, victim_acts(victim_arg));
+		enf_agent_resume(&agent);
+	}
+	status = enf_agent_join(&agent);
+	ASSERT_EQ(0, status)
+	{
+		TH_LOG("the attacker could not play its part (exit %d, first open: %s)", status,
+		       strerror(sc->origin_err));
+	}
+	TH_LOG("%s through %s with flags %#o: %s", enf_expectation() == ENF_EXPECT_HOLE ?
+	       "hole" : "refused", sc->link_path, sc->reopen_flags,
+	       sc->at.open_err ? strerror(sc->at.open_err) : "opened");
+}
+
+/* The victim (uid 1000) closes its directory, as in the article. */
+static int victim_chmod_0700(const char *dir)
+{
+	return enf_run_as(&ENF_AS_OWNER, chmod_0700, (void *)dir);
+}
+
+static int no_victim(const char *unused)
+{
+	(void)unused;
+	return 0;
+}
+
+/*
+ * The article: uid 1000 keeps a 0666 file in a directory nobody could search at first; nobody
+ * opens it read-only; the owner makes the directory 0700; nobody reopens its fd for writing,
+ * for reading and to truncate. Every reopen goes around the 0700 directory.
+ */
+FIXTURE(article)
+{
+	struct enf_tree tree;
+	struct scenario *sc;
+};
+
+FIXTURE_VARIANT(article)
+{
+	enum link_kind link;
+};
+
+FIXTURE_VARIANT_ADD(article, proc_self_fd)
+{
+	.link = LINK_PROC_SELF_FD,
+};
+
+FIXTURE_VARIANT_ADD(article, dev_fd)
+{
+	.link = LINK_DEV_FD,
+};
+
+FIXTURE_VARIANT_ADD(article, task_fd)
+{
+	.link = LINK_TASK_FD,
+};
+
+FIXTURE_VARIANT_ADD(article, other_process_fd)
+{
+	.link = LINK_HOLDER_FD,
+};
+
+FIXTURE_VARIANT_ADD(article, dev_stdin)
+{
+	.link = LINK_DEV_STDIN,
+};
+
+FIXTURE_SETUP(article)
+{
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "victim"), 0755, ENF_OWNER, ENF_OWNER);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "victim/file"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	self->sc = enf_shared(sizeof(*self->sc));
+	ASSERT_NE(NULL, self->sc);
+}
+
+FIXTURE_TEARDOWN(article)
+{
+	enf_tree_remove(&self->tree);
+	if (self->sc)
+		munmap(self->sc, sizeof(*self->sc));
+}
+
+static void article_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(article) *self,
+			   const FIXTURE_VARIANT(article) *variant, int flags)
+{
+	struct scenario *sc = self->sc;
+	const char *file = ENF_AT(&self->tree, "victim/file");
+
+	strcpy(sc->origin, file);
+	sc->origin_flags = O_RDONLY;
+	sc->link = variant->link;
+	sc->reopen_flags = flags;
+	sc->pause = true;
+	strcpy(sc->name_check, file);
+	run_attack(_metadata, sc, &ENF_AS_NOBODY, victim_chmod_0700,
+		   ENF_AT(&self->tree, "victim"));
+	/* The directory does stop nobody by name: only the link goes around it. */
+	ASSERT_EQ(EACCES, sc->name_err);
+	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+}
+
+TEST_F(article, reopen_write)
+{
+	article_attack(_metadata, self, variant, O_WRONLY);
+}
+
+/* The file is 0666 and the fd readable: only the ancestors rule refuses this one. */
+TEST_F(article, reopen_read)
+{
+	article_attack(_metadata, self, variant, O_RDONLY);
+}
+
+TEST_F(article, reopen_rdwr)
+{
+	article_attack(_metadata, self, variant, O_RDWR);
+}
+
+/* O_TRUNC destroys data without write access: it counts as writing. */
+TEST_F(article, reopen_read_trunc)
+{
+	article_attack(_metadata, self, variant, O_RDONLY | O_TRUNC);
+}
+
+/*
+ * Origins with no access at all: an O_PATH fd, and on the patched kernel an O_NODE one, of a
+ * 0666 file in a directory everyone may search. Only the upgrade rule stands in the way, for
+ * root too.
+ */
+FIXTURE(origin)
+{
+	struct enf_tree tree;
+	struct scenario *sc;
+};
+
+FIXTURE_VARIANT(origin)
+{
+	bool onode;
+	bool root;
+};
+
+FIXTURE_VARIANT_ADD(origin, opath_nobody)
+{
+	.onode = false,
+	.root = false,
+};
+
+FIXTURE_VARIANT_ADD(origin, opath_root)
+{
+	.onode = false,
+	.root = true,
+};
+
+FIXTURE_VARIANT_ADD(origin, onode_nobody)
+{
+	.onode = true,
+	.root = false,
+};
+
+FIXTURE_VARIANT_ADD(origin, onode_root)
+{
+	.onode = true,
+	.root = true,
+};
+
+FIXTURE_SETUP(origin)
+{
+	ENF_ASSERT_EXPECTATION();
+	if (variant->onode && !enf_kernel_has_onode())
+		SKIP(longjmp(_metadata->env, 1), "kernel has no O_NODE (openat2 says %s)",
+		     strerror(errno));
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "pub/file"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	self->sc = enf_shared(sizeof(*self->sc));
+	ASSERT_NE(NULL, self->sc);
+}
+
+FIXTURE_TEARDOWN(origin)
+{
+	enf_tree_remove(&self->tree);
+	if (self->sc)
+		munmap(self->sc, sizeof(*self->sc));
+}
+
+static void origin_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(origin) *self,
+			  const FIXTURE_VARIANT(origin) *variant, int flags)
+{
+	struct scenario *sc = self->sc;
+	const char *file = ENF_AT(&self->tree, "pub/file");
+
+	strcpy(sc->origin, file);
+	sc->origin_flags = O_PATH;
+	sc->origin_onode = variant->onode;
+	sc->link = LINK_PROC_SELF_FD;
+	sc->reopen_flags = flags;
+	run_attack(_metadata, sc, variant->root ? &ENF_ROOT : &ENF_AS_NOBODY, no_victim, NULL);
+	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+}
+
+TEST_F(origin, reopen_read)
+{
+	origin_attack(_metadata, self, variant, O_RDONLY);
+}
+
+TEST_F(origin, reopen_write)
+{
+	origin_attack(_metadata, self, variant, O_WRONLY);
+}
+
+TEST_F(origin, reopen_read_trunc)
+{
+	origin_attack(_metadata, self, variant, O_RDONLY | O_TRUNC);
+}
+
+/*
+ * An fd open for appending only (a log handed to a less trusted process, say) reopened for
+ * writing without O_APPEND, which writes at offset 0. The holder of the open file itself could
+ * clear O_APPEND with fcntl(F_SETFL); another process that can only reach it through
+ * /proc/<pid>/fd cannot, which is the case the rule is for.
+ */
+FIXTURE(append)
+{
+	struct enf_tree tree;
+	struct scenario *sc;
+};
+
+FIXTURE_VARIANT(append)
+{
+	enum link_kind link;
+};
+
+FIXTURE_VARIANT_ADD(append, own_fd)
+{
+	.link = LINK_PROC_SELF_FD,
+};
+
+FIXTURE_VARIANT_ADD(append, other_process_fd)
+{
+	.link = LINK_HOLDER_FD,
+};
+
+FIXTURE_SETUP(append)
+{
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "pub/log"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	self->sc = enf_shared(sizeof(*self->sc));
+	ASSERT_NE(NULL, self->sc);
+}
+
+FIXTURE_TEARDOWN(append)
+{
+	enf_tree_remove(&self->tree);
+	if (self->sc)
+		munmap(self->sc, sizeof(*self->sc));
+}
+
+static void append_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(append) *self,
+			  const FIXTURE_VARIANT(append) *variant, int origin_flags, int flags)
+{
+	struct scenario *sc = self->sc;
+	const char *file = ENF_AT(&self->tree, "pub/log");
+
+	strcpy(sc->origin, file);
+	sc->origin_flags = origin_flags;
+	sc->link = variant->link;
+	sc->reopen_flags = flags;
+	run_attack(_metadata, sc, &ENF_AS_NOBODY, no_victim, NULL);
+	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+}
+
+TEST_F(append, wronly_without_append)
+{
+	append_attack(_metadata, self, variant, O_WRONLY | O_APPEND, O_WRONLY);
+}
+
+TEST_F(append, rdwr_without_append)
+{
+	append_attack(_metadata, self, variant, O_RDWR | O_APPEND, O_RDWR);
+}
+
+/*
+ * O_APPEND kept but O_TRUNC added: the log is emptied all the same. The kernel's own rule for
+ * append-only inodes (may_open(): IS_APPEND) refuses O_TRUNC as well as a write without
+ * O_APPEND.
+ */
+TEST_F(append, append_with_trunc)
+{
+	append_attack(_metadata, self, variant, O_WRONLY | O_APPEND,
+		      O_WRONLY | O_APPEND | O_TRUNC);
+}
+
+/*
+ * The directory lets nobody search it through a group or an ACL entry, then stops: the
+ * ancestors rule must follow the same permission logic as the kernel.
+ */
+FIXTURE(ancestors)
+{
+	struct enf_tree tree;
+	struct scenario *sc;
+};
+
+FIXTURE_VARIANT(ancestors)
+{
+	enum enf_grant grant;
+};
+
+FIXTURE_VARIANT_ADD(ancestors, own_group)
+{
+	.grant = ENF_GRANT_GROUP,
+};
+
+FIXTURE_VARIANT_ADD(ancestors, supplementary_group)
+{
+	.grant = ENF_GRANT_SUPPLEMENTARY,
+};
+
+FIXTURE_VARIANT_ADD(ancestors, acl_entry)
+{
+	.grant = ENF_GRANT_ACL,
+};
+
+FIXTURE_SETUP(ancestors)
+{
+	int err;
+
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "victim"), 0700, ENF_OWNER, ENF_OWNER);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "victim/file"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	err = enf_grant_set(ENF_AT(&self->tree, "victim"), variant->grant);
+	if (err == -EOPNOTSUPP) {
+		enf_tree_remove(&self->tree);
+		SKIP(longjmp(_metadata->env, 1), "no POSIX ACLs on /tmp");
+	}
+	ASSERT_EQ(0, err);
+	self->sc = enf_shared(sizeof(*self->sc));
+	ASSERT_NE(NULL, self->sc);
+}
+
+FIXTURE_TEARDOWN(ancestors)
+{
+	enf_tree_remove(&self->tree);
+	if (self->sc)
+		munmap(self->sc, sizeof(*self->sc));
+}
+
+static enum enf_grant revoke_grant;
+
+static int victim_revokes(const char *dir)
+{
+	return enf_grant_revoke(dir, revoke_grant);
+}
+
+static void ancestors_attack(struct __test_metadata *const _metadata,
+			     FIXTURE_DATA(ancestors) *self,
+			     const FIXTURE_VARIANT(ancestors) *variant, int flags)
+{
+	struct scenario *sc = self->sc;
+	const char *file = ENF_AT(&self->tree, "victim/file");
+	struct enf_ident id = enf_grant_ident(variant->grant);
+
+	strcpy(sc->origin, file);
+	sc->origin_flags = O_RDONLY;
+	sc->link = LINK_PROC_SELF_FD;
+	sc->reopen_flags = flags;
+	sc->pause = true;
+	strcpy(sc->name_check, file);
+	revoke_grant = variant->grant;
+	run_attack(_metadata, sc, &id, victim_revokes, ENF_AT(&self->tree, "victim"));
+	ASSERT_EQ(EACCES, sc->name_err);
+	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+}
+
+TEST_F(ancestors, reopen_read)
+{
+	ancestors_attack(_metadata, self, variant, O_RDONLY);
+}
+
+TEST_F(ancestors, reopen_write)
+{
+	ancestors_attack(_metadata, self, variant, O_WRONLY);
+}
+
+/* Attacks of their own, one tree each. */
+FIXTURE(single)
+{
+	struct enf_tree tree;
+};
+
+FIXTURE_SETUP(single)
+{
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+}
+
+FIXTURE_TEARDOWN(single)
+{
+	enf_tree_remove(&self->tree);
+}
+
+static bool exe_is(pid_t pid, const char *path)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t n;
+
+	/* Not enf_fmt(): called in a loop, it would recycle the buffer @path may be in. */
+	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
+	n = readlink(link, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	return !strcmp(buf, path);
+}
+
+/*
+ * CVE-2019-5736's shape: open a running program through /proc/<pid>/exe read-only (writing is
+ * ETXTBSY while it runs), wait for it to end, then reopen the fd for writing and overwrite the
+ * program everyone will run next.
+ */
+TEST_F(single, exe_reopen_write_trunc)
+{
+	const char *x = ENF_AT(&self->tree, "x");
+	struct enf_attempt at = {};
+	int fd, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, enf_copy_file("/bin/busybox", x, 0755));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		execl(x, "sleep", "1000", (char *)NULL);
+		_exit(127);
+	}
+	ASSERT_TRUE(ENF_WAIT_FOR(exe_is(pid, x), ENF_STEP_TIMEOUT))
+	{
+		kill(pid, SIGKILL);
+		TH_LOG("%d never ran %s", pid, x);
+	}
+	fd = open(enf_fmt("/proc/%d/exe", pid), O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd)
+	{
+		kill(pid, SIGKILL);
+		TH_LOG("read-only open of /proc/%d/exe: %s", pid, strerror(errno));
+	}
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	enf_attempt(&at, enf_fmt("/proc/self/fd/%d", fd), O_WRONLY | O_TRUNC);
+	close(fd);
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		ASSERT_EQ(EACCES, at.open_err)
+		{
+			TH_LOG("want EACCES, got %s", at.open_err ? strerror(at.open_err) : "success");
+		}
+		ASSERT_EQ(1, enf_same_files(x, "/bin/busybox"))
+		{
+			TH_LOG("%s changed although the open was refused", x);
+		}
+	} else {
+		ASSERT_EQ(0, at.open_err)
+		{
+			TH_LOG("should show the hole, got %s", strerror(at.open_err));
+		}
+		ENF_EXPECT_CONTENT(x, ENF_PAYLOAD);
+	}
+}
+
+/*
+ * A file mapped read-only, its fd closed: /proc/self/map_files/<range> leads to it again, and
+ * root may follow it. Read-only was all the mapping had.
+ */
+TEST_F(single, map_files_reopen_write)
+{
+	const char *file = ENF_AT(&self->tree, "mapped");
+	struct enf_attempt at = {};
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+	int fd;
+
+	enf_mkfile(_metadata, file, 0644, 0, ENF_ORIGINAL);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, close(fd));
+	enf_attempt(&at, enf_fmt("/proc/self/map_files/%lx-%lx", (unsigned long)p,
+				 (unsigned long)p + page), O_RDWR);
+	munmap(p, page);
+	ENF_EXPECT_ATTACK(&at, O_RDWR, file, ENF_ORIGINAL);
+}
+
+/*
+ * The same upgrade many times over, each in a fresh process, through links that differ in pid,
+ * fd number and spelling: a decision that depends on any of them (a hash, a cache, a name
+ * read at the wrong offset) shows as some attempts getting through.
+ */
+#define REPEAT_TRIES 1000
+
+struct repeat {
+	char file[PATH_MAX];
+	int try;
+	int opened;
+	int refused;
+	int other;
+	int other_errno;
+};
+
+static int repeat_one(struct enf_agent *agent, void *arg)
+{
+	struct repeat *rp = arg;
+	int try = rp->try, fd, nfd;
+	char link[64];
+
+	(void)agent;
+	fd = open(rp->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ENF_SETUP_FAILED;
+	/* fd numbers 10 to 106, clear of the ones open here; three spellings of the link. */
+	nfd = dup3(fd, 10 + try % 97, O_CLOEXEC);
+	if (nfd < 0)
+		return ENF_SETUP_FAILED;
+	switch (try % 3) {
+	case 0:
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", nfd);
+		break;
+	case 1:
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", getpid(), nfd);
+		break;
+	default:
+		snprintf(link, sizeof(link), "/dev/fd/%d", nfd);
+		break;
+	}
+	fd = open(link, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		__atomic_fetch_add(&rp->opened, 1, __ATOMIC_SEQ_CST);
+		if (pwrite(fd, ENF_PAYLOAD, strlen(ENF_PAYLOAD), 0) < 0)
+			return ENF_SETUP_FAILED;
+		close(fd);
+	} else if (errno == EACCES) {
+		__atomic_fetch_add(&rp->refused, 1, __ATOMIC_SEQ_CST);
+	} else {
+		rp->other_errno = errno;
+		__atomic_fetch_add(&rp->other, 1, __ATOMIC_SEQ_CST);
+	}
+	return 0;
+}
+
+TEST_F_TIMEOUT(single, upgrade_in_many_fresh_processes, 120)
+{
+	struct repeat *rp = enf_shared(sizeof(*rp));
+	int status;
+
+	ASSERT_NE(NULL, rp);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
+	strcpy(rp->file, ENF_AT(&self->tree, "pub/file"));
+	enf_mkfile(_metadata, rp->file, 0666, ENF_OWNER, ENF_ORIGINAL);
+	for (int i = 0; i < REPEAT_TRIES; i++) {
+		rp->try = i;
+		status = enf_run_as(&ENF_AS_NOBODY, repeat_one, rp);
+		ASSERT_EQ(0, status);
+	}
+	TH_LOG("%d tries: %d opened, %d refused, %d other", REPEAT_TRIES, rp->opened, rp->refused,
+	       rp->other);
+	EXPECT_EQ(0, rp->other)
+	{
+		TH_LOG("unexpected error: %s", strerror(rp->other_errno));
+	}
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(REPEAT_TRIES, rp->refused);
+		ENF_EXPECT_CONTENT(rp->file, ENF_ORIGINAL);
+	} else {
+		EXPECT_EQ(REPEAT_TRIES, rp->opened);
+		ENF_EXPECT_CONTENT(rp->file, ENF_PAYLOAD);
+	}
+	munmap(rp, sizeof(*rp));
+}
+
+/*
+ * Out of a chroot by proc magic links. A root process enters /jail (a mount namespace of its
+ * own, proc mounted at /jail/proc) with an fd to something outside, or finds another process's
+ * cwd or root outside it, and reaches a file outside through the link.
+ */
+enum jail_way {
+	JAIL_REOPEN,		/* reopen an fd to the outside file */
+	JAIL_CHDIR,		/* chdir("/proc/self/fd/N") to an outside directory, open relative */
+	JAIL_WALK,		/* open("/proc/self/fd/N/secret") through an outside directory */
+	JAIL_PROC_ROOT,		/* /proc/<outside pid>/root/<path> */
+	JAIL_PROC_CWD,		/* /proc/<outside pid>/cwd/secret */
+};
+
+struct jail_scenario {
+	char jail[PATH_MAX];
+	char outside[PATH_MAX];	/* a directory, the cwd of holder */
+	char secret[PATH_MAX];	/* outside/secret */
+	pid_t holder;		/* a process outside the jail */
+	enum jail_way way;
+	int flags;
+
+	int step_err;		/* errno of the setup step that failed */
+	int chdir_err;
+	char link_path[PATH_MAX + 64];
+	struct enf_attempt at;
+};
+
+static int enter_jail(const char *jail)
+{
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("proc", enf_fmt("%s/proc", jail), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) ||
+	    chroot(jail) || chdir("/"))
+		return -errno;
+	return 0;
+}
+
+static int jailed(struct enf_agent *agent, void *arg)
+{
+	struct jail_scenario *sc = arg;
+	int fd = -1, err;
+
+	(void)agent;
+	switch (sc->way) {
+	case JAIL_REOPEN:
+		fd = open(sc->secret, O_RDWR | O_CLOEXEC);
+		break;
+	case JAIL_CHDIR:
+	case JAIL_WALK:
+		fd = open(sc->outside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		break;
+	default:
+		fd = 0;
+		break;
+	}
+	if (fd < 0) {
+		sc->step_err = errno;
+		return ENF_SETUP_FAILED;
+	}
+	err = enter_jail(sc->jail);
+	if (err) {
+		sc->step_err = -err;
+		enf_say("entering %s: %s", sc->jail, strerror(-err));
+		return ENF_SETUP_FAILED;
+	}
+	/* Inside: the outside file is not there by name. */
+	if (!access(sc->secret, F_OK)) {
+		enf_say("%s is visible inside the jail", sc->secret);
+		return ENF_SETUP_FAILED;
+	}
+
+	switch (sc->way) {
+	case JAIL_REOPEN:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/fd/%d", fd);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		break;
+	case JAIL_CHDIR:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/fd/%d", fd);
+		if (chdir(sc->link_path)) {
+			sc->chdir_err = errno;
+			sc->at.done = 1;
+			sc->at.open_err = errno;
+			break;
+		}
+		enf_attempt(&sc->at, "secret", sc->flags);
+		break;
+	case JAIL_WALK:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/fd/%d/secret", fd);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		break;
+	case JAIL_PROC_ROOT:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/%d/root%s", sc->holder,
+			 sc->secret);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		break;
+	case JAIL_PROC_CWD:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/%d/cwd/secret", sc->holder);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		break;
+	}
+	return 0;
+}
+
+FIXTURE(jail)
+{
+	struct enf_tree tree;
+	struct jail_scenario *sc;
+};
+
+FIXTURE_SETUP(jail)
+{
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "outside"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "outside/secret"), 0644, 0, ENF_ORIGINAL);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail/proc"), 0555, 0, 0);
+	self->sc = enf_shared(sizeof(*self->sc));
+	ASSERT_NE(NULL, self->sc);
+	strcpy(self->sc->jail, ENF_AT(&self->tree, "jail"));
+	strcpy(self->sc->outside, ENF_AT(&self->tree, "outside"));
+	strcpy(self->sc->secret, ENF_AT(&self->tree, "outside/secret"));
+	/* The test process is the outsider whose cwd and root the jailed one looks through. */
+	ASSERT_EQ(0, chdir(self->sc->outside));
+	self->sc->holder = getpid();
+}
+
+FIXTURE_TEARDOWN(jail)
+{
+	if (chdir("/tmp"))
+		TH_LOG("chdir(/tmp): %s", strerror(errno));
+	enf_tree_remove(&self->tree);
+	if (self->sc)
+		munmap(self->sc, sizeof(*self->sc));
+}
+
+static void jail_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(jail) *self,
+			enum jail_way way, int flags)
+{
+	struct jail_scenario *sc = self->sc;
+	int status;
+
+	sc->way = way;
+	sc->flags = flags;
+	status = enf_run_as(&ENF_ROOT, jailed, sc);
+	ASSERT_EQ(0, status)
+	{
+		TH_LOG("the jailed process could not play its part (exit %d: %s)", status,
+		       strerror(sc->step_err));
+	}
+	TH_LOG("%s through %s with flags %#o: %s",
+	       enf_expectation() == ENF_EXPECT_HOLE ? "hole" : "refused", sc->link_path, flags,
+	       sc->at.open_err ? strerror(sc->at.open_err) : "opened");
+	ENF_EXPECT_ATTACK(&sc->at, flags, sc->secret, ENF_ORIGINAL);
+}
+
+/* A read-write fd reopened read-only: the upgrade rule has nothing to say, reach does. */
+TEST_F(jail, reopen_read)
+{
+	jail_attack(_metadata, self, JAIL_REOPEN, O_RDONLY);
+}
+
+TEST_F(jail, reopen_write)
+{
+	jail_attack(_metadata, self, JAIL_REOPEN, O_RDWR);
+}
+
+TEST_F(jail, chdir_through_fd)
+{
+	jail_attack(_metadata, self, JAIL_CHDIR, O_RDWR);
+	if (enf_expectation() == ENF_EXPECT_REFUSED)
+		EXPECT_EQ(EACCES, self->sc->chdir_err);
+}
+
+TEST_F(jail, walk_through_fd)
+{
+	jail_attack(_metadata, self, JAIL_WALK, O_RDWR);
+}
+
+TEST_F(jail, walk_through_proc_pid_root)
+{
+	jail_attack(_metadata, self, JAIL_PROC_ROOT, O_RDWR);
+}
+
+TEST_F(jail, walk_through_proc_pid_cwd)
+{
+	jail_attack(_metadata, self, JAIL_PROC_CWD, O_RDWR);
+}
+
+int main(int argc, char **argv)
+{
+	if (enf_expectation() == ENF_EXPECT_UNSET)
+		fprintf(stderr, "# attack_test: NODEFD_EXPECT is neither \"hole\" nor \"refused\": "
+				"every case will fail\n");
+	return test_harness_run(argc, argv);
+}

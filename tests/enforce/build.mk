@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/enforce/build.mk: the in-VM tests of nodefd's enforcement. Into $(BUILD)/bin:
+#   enforce_attack_test  the attack matrix (NODEFD_EXPECT=hole or refused)
+#   enforce_legit_test   what must keep working, loaded or not
+#   enforce_race_test    reopens racing chmod, rename and dup2 (NODEFD_EXPECT=hole or refused)
+#   enforce_events_test  what `nodefdctl events --json` reports for a refusal (loaded only)
+#   enforce-run          the guest-side driver of all four: `vmtest/run -- enforce-run`
+#
+# Included from the top-level Makefile, which defines BUILD, KSRC (the test kernel's tree, for
+# tools/testing/selftests/kselftest_harness.h, included from there and never copied), CC,
+# CPPFLAGS (finds include/onode.h), CFLAGS, LDFLAGS (-static: the guest has no libc),
+# KDIR_FILE, Q and msg.
+
+ENFORCE_TEST_BINS := $(BUILD)/bin/enforce_attack_test $(BUILD)/bin/enforce_legit_test \
+		     $(BUILD)/bin/enforce_race_test $(BUILD)/bin/enforce_events_test
+TEST_BINS += $(ENFORCE_TEST_BINS) $(BUILD)/bin/enforce-run
+
+# -isystem: the 6.1 harness is not -Wextra clean, and -Werror would fail on its warnings.
+ENFORCE_TEST_CPPFLAGS = -isystem $(KSRC)/tools/testing/selftests
+
+$(BUILD)/bin/enforce_attack_test: tests/enforce/attack_test.c
+$(BUILD)/bin/enforce_legit_test: tests/enforce/legit_test.c
+$(BUILD)/bin/enforce_race_test: tests/enforce/race_test.c
+$(BUILD)/bin/enforce_events_test: tests/enforce/events_test.c
+
+$(ENFORCE_TEST_BINS): tests/enforce/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ENFORCE_TEST_CPPFLAGS) $(CFLAGS) -pthread $(LDFLAGS) -o $@ \
+		$(filter %.c,$^)
+
+$(BUILD)/bin/enforce-run: tests/enforce/run.sh | $(BUILD)/bin
+	$(Q)install -m 0755 $< $@

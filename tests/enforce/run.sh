@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# enforce-run: the in-VM driver of the enforcement tests, for the kernel it runs on. Without
+# nodefd: the attack matrix must show the hole, legit cases and the race must work; then
+# `nodefdctl load`; with nodefd: every attack refused, every legit case still working, the race
+# never wrong, the events reported; then `nodefdctl unload`. Prints each suite's TAP under a
+# "### NAME" header and TAP lines of its own for load and unload; exits 1 if anything failed.
+#
+#   vmtest/run [--kernel=onode|stock] -- enforce-run
+set -u
+
+status=0
+n=0
+log=$(mktemp /tmp/enforce-run.XXXXXX) || exit 1
+trap 'rm -f "$log"' EXIT
+
+# result NAME OK [WHY]: one TAP line of the driver's own.
+result()
+{
+	n=$((n + 1))
+	if [ "$2" = ok ]; then
+		echo "ok $n - enforce-run: $1"
+	else
+		echo "not ok $n - enforce-run: $1${3:+ # $3}"
+		status=1
+	fi
+}
+
+# suite NAME COMMAND...: run one test program, show its TAP. A program that fails without a
+# "not ok" of its own (a crash, no plan at all) gets one here, so that the failure is counted.
+suite()
+{
+	name=$1
+	shift
+	echo "### $name"
+	"$@" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	echo "### exit $name $rc"
+	if [ "$rc" -ne 0 ]; then
+		status=1
+		grep -q '^not ok ' "$log" || result "$name exits 0" fail "exit $rc, no failed case"
+	fi
+}
+
+echo "# kernel $(uname -r), LSMs: $(cat /sys/kernel/security/lsm 2>/dev/null)"
+
+suite "attack (hole)" env NODEFD_EXPECT=hole enforce_attack_test
+suite "legit (plain)" enforce_legit_test
+suite "race (hole)" env NODEFD_EXPECT=hole enforce_race_test
+
+echo "### nodefdctl load"
+if nodefdctl load; then
+	result "nodefdctl load" ok
+	suite "attack (refused)" env NODEFD_EXPECT=refused enforce_attack_test
+	suite "legit (loaded)" enforce_legit_test
+	suite "race (refused)" env NODEFD_EXPECT=refused enforce_race_test
+	suite "events" enforce_events_test
+	echo "### nodefdctl status"
+	nodefdctl status
+	echo "### nodefdctl unload"
+	if nodefdctl unload && [ ! -e /sys/fs/bpf/nodefd ]; then
+		result "nodefdctl unload" ok
+	else
+		result "nodefdctl unload" fail "exit status or /sys/fs/bpf/nodefd left"
+	fi
+else
+	result "nodefdctl load" fail "exit $?: nothing was tested with nodefd"
+fi
+
+echo "1..$n"
+exit $status
