@@ -502,34 +502,36 @@ __noinline int nodefd_is_tmpfile(__u64 dentry)
 
 static __always_inline void check_reach(struct reach *r, const struct opener *o,
 					struct task_struct *task, struct dentry *d,
-					struct vfsmount *vm, __u32 init_mnt_ns)
+					struct vfsmount *vm, const struct nodefd_config *cfg)
 {
 	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
 	struct fs_struct *fs = task->fs;
 	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
-	struct mount *ns_root = ns->root;
+	struct inode *root_inode;
 	struct walk w = {
 		.o = *o,
 		.d = d,
 		.root_d = fs->root.dentry,
 	};
-	struct vfsmount *root_m = fs->root.mnt;
 	bool confined;
 	long n;
 
-	/* Hashed, or the root of its mount; an unhashed one lost its name. */
-	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d) {
-		if (!nodefd_is_tmpfile((__u64)d)) {
-			r->reach_fail = true;
-			r->reach_reason = NODEFD_REASON_UNLINKED;
-			return;
-		}
-		/* Never linked: judged by the directory it was made in (walk_step's first step). */
-	}
+	root_inode = w.root_d->d_inode;
+	confined = !(ns->ns.inum == cfg->init_mnt_ns && root_inode &&
+		     root_inode->i_ino == cfg->init_root_ino &&
+		     root_inode->i_sb->s_dev == cfg->init_root_dev);
 
-	confined = !(ns->ns.inum == init_mnt_ns &&
-		     (void *)ns_root + bpf_core_field_offset(struct mount, mnt) == (void *)root_m &&
-		     w.root_d == ns_root->mnt.mnt_root);
+	/*
+	 * Hashed, or the root of its mount; an unhashed one lost its name, and is outside every
+	 * root a confined task has. For an unconfined task (reach does not apply) and for an
+	 * O_TMPFILE never linked, the walk starts at the directory it was in.
+	 */
+	if (confined && !BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d &&
+	    !nodefd_is_tmpfile((__u64)d)) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_UNLINKED;
+		return;
+	}
 	walk_enter(&w, m);
 
 	n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, &w, 0);
@@ -741,7 +743,7 @@ static __always_inline bool rule_on(struct ctx *c, __u8 rule)
 }
 
 /* Ancestors and reach for c->dentry/c->mnt: 0 or -EACCES. */
-static __always_inline int judge_place(struct ctx *c, __u32 init_mnt_ns)
+static __always_inline int judge_place(struct ctx *c, const struct nodefd_config *cfg)
 {
 	struct reach r = {};
 	struct opener o;
@@ -758,7 +760,7 @@ static __always_inline int judge_place(struct ctx *c, __u32 init_mnt_ns)
 	if (ns == MNT_NS_INTERNAL)
 		return 0;
 	opener_init(&o, c->task);
-	check_reach(&r, &o, c->task, c->dentry, c->mnt, init_mnt_ns);
+	check_reach(&r, &o, c->task, c->dentry, c->mnt, cfg);
 	if (r.ancestors_fail && rule_on(c, NODEFD_RULE_ANCESTORS))
 		refuse |= verdict(c, NODEFD_RULE_ANCESTORS, r.ancestors_reason, r.refused);
 	if (r.reach_fail && rule_on(c, NODEFD_RULE_REACH))
@@ -937,7 +939,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	}
 	c.dentry = (struct dentry *)st->dentry;
 	c.mnt = (struct vfsmount *)st->mnt;
-	return judge_place(&c, cfg->init_mnt_ns);
+	return judge_place(&c, cfg);
 }
 
 SEC("lsm/file_open")
@@ -1044,7 +1046,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		    verdict(&c, NODEFD_RULE_APPEND, NODEFD_REASON_RULE, NULL))
 			err = -EACCES;
 	}
-	if (judge_place(&c, cfg->init_mnt_ns))
+	if (judge_place(&c, cfg))
 		err = -EACCES;
 	return err;
 }

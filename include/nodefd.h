@@ -132,11 +132,15 @@ struct nodefd_policy {
 /**
  * struct nodefd_config - global switches, entry 0 of the settings map
  * @enabled: 0 turns every check off at once, without detaching.
- * @init_mnt_ns: inode number of the initial mount namespace; a task whose
- *	root is the root of that namespace is not confined by the reach rule.
+ * @init_mnt_ns: inode number of the initial mount namespace (of PID 1).
+ * @init_root_dev: st_dev of PID 1's root directory, in the kernel's encoding
+ *	(MKDEV: major << 20 | minor).
+ * @init_root_ino: st_ino of PID 1's root directory. A task in the initial
+ *	mount namespace whose root is that directory is not confined by the
+ *	reach rule: it sees the whole tree (after an initramfs, PID 1's root is
+ *	not the namespace's root mount, so that cannot be the test).
  * @canary_tgid: a process for which every rule is enforced whatever the
  *	policy says, so that nodefdctl can prove the programs run; 0 for none.
- * @pad: zero.
  * @dropped_reported: the total of NODEFD_CNT_EVENTS_DROPPED that a
  *	nodefdctl daemon last reported, so that the next one reports only
  *	the events lost since; the BPF programs never read it.
@@ -149,8 +153,9 @@ struct nodefd_config {
 	__u32 enabled;
 	__u32 init_mnt_ns;
 	__u32 canary_tgid;
-	__u32 pad;
+	__u32 init_root_dev;
 	__u64 dropped_reported;
+	__u64 init_root_ino;
 };
 
 /**

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -113,7 +114,7 @@ int do_load(int argc, char **argv)
 	struct nodefd_config cfg = {};
 	sigset_t block, old;
 	struct nodefd *skel;
-	struct stat st;
+	struct stat st, root_st;
 	int ret, err;
 
 	ret = verb_no_args(argc, argv, load_help);
@@ -154,6 +155,12 @@ int do_load(int argc, char **argv)
 		p_err("load: /proc/1/ns/mnt: %s", errstr(err));
 		return CMD_FAIL;
 	}
+	/* What the reach rule calls unconfined: PID 1's root directory (docs/design.md). */
+	if (stat("/proc/1/root/", &root_st)) {
+		err = -errno;
+		p_err("load: /proc/1/root: %s", errstr(err));
+		return CMD_FAIL;
+	}
 
 	skel = nodefd__open();
 	if (!skel) {
@@ -174,6 +181,8 @@ int do_load(int argc, char **argv)
 	 */
 	cfg.enabled = 0;
 	cfg.init_mnt_ns = st.st_ino;
+	cfg.init_root_dev = major(root_st.st_dev) << 20 | minor(root_st.st_dev);
+	cfg.init_root_ino = root_st.st_ino;
 	cfg.canary_tgid = getpid();
 	err = settings_write(skel, &cfg);
 	if (err) {
