@@ -851,7 +851,6 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	}
 
 	c.task = task;
-	c.policy = policy_of(task);
 	c.hook = NODEFD_HOOK_FOLLOW;
 	c.kind = kind;
 	c.fd = -1;
@@ -860,6 +859,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count(NODEFD_CNT_NOMEM);
+		c.policy = policy_of(task);
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
 	st->armed = 0;
@@ -931,6 +931,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	}
 
 	/* A walk that goes on through the link, or no open at the end of it. */
+	c.policy = policy_of(task);
 	if (!st->dentry) {
 		if (kind == NODEFD_KIND_MAP_FILES)
 			return 0;	/* the kernel refuses map_files walks to all but admins */
