@@ -77,8 +77,8 @@ $(BUILD)/src/%.o: src/%.c $(wildcard src/*.h) include/nodefd.h $(BUILD)/nodefd.s
 $(BUILD)/bin/nodefdctl: $(NODEFDCTL_OBJS) | $(BUILD)/bin
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_BPF)
-# nodefdctl's --json output: json-c, static like the rest.
-$(BUILD)/bin/nodefdctl: LDLIBS_BPF += -ljson-c
+# nodefdctl's --json output: json-c; its policy file: libinih (INI); static like the rest.
+$(BUILD)/bin/nodefdctl: LDLIBS_BPF += -ljson-c -linih
 
 # In-VM test programs: each suite's fragment adds its binaries to TEST_BINS.
 TEST_BINS :=

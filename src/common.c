@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "nodefdctl.h"
+#include "policyfile.h"
 
 /*
  * The one way errors reach the user: lowercase, naming the object and the
@@ -177,13 +178,6 @@ int require_privilege(const char *verb)
 	return 0;
 }
 
-static const char *const rule_names[NODEFD_RULE_NR] = {
-	[NODEFD_RULE_UPGRADE] = "upgrade",
-	[NODEFD_RULE_APPEND] = "append",
-	[NODEFD_RULE_ANCESTORS] = "ancestors",
-	[NODEFD_RULE_REACH] = "reach",
-};
-
 static const char *const action_names[NODEFD_MODE_NR] = {
 	[NODEFD_MODE_OFF] = "off",
 	[NODEFD_MODE_AUDIT] = "audit",
@@ -216,9 +210,10 @@ static const char *const hook_names[NODEFD_HOOK_NR] = {
 
 #define NAME_OF(table, v) ((v) < ARRAY_SIZE(table) ? (table)[v] : "unknown")
 
+/* The rules' names are the policy's words (policyfile.c). */
 const char *rule_name(unsigned int rule)
 {
-	return NAME_OF(rule_names, rule);
+	return policy_rule_name(rule);
 }
 
 const char *action_name(unsigned int mode)

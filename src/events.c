@@ -15,6 +15,8 @@
 
 #include "nodefdctl.h"
 #include "onode.h"
+#include "policyfile.h"
+#include "cgroup.h"
 
 /* f_mode bits are kernel-internal (include/linux/fs.h); nodefd.h documents the ones it reports. */
 #define FMODE_READ 0x1
@@ -25,7 +27,7 @@
 struct events_ctx {
 	__u64 count;		/* stop after this many; 0: never */
 	__u64 seen;
-	__s64 mono_to_real;	/* add to a CLOCK_MONOTONIC time to get the wall clock */
+	struct event_fmt fmt;
 	bool warned_size;
 };
 
@@ -36,8 +38,10 @@ static void events_help(void)
 	printf("Usage: nodefdctl [-j|-p] events [--count N] [--timeout SECONDS]\n"
 	       "\n"
 	       "Prints each refused (deny) or audited (audit) open or walk through a proc magic\n"
-	       "link as one line, or one JSON object per line with --json, as nodefd reports it.\n"
-	       "Events wait in the ring buffer until read, so a later reader sees earlier ones.\n"
+	       "link as one line, or one JSON object per line with --json, as nodefd reports it,\n"
+	       "with the opener's cgroup by id and by path (found under " CGROUP_ROOT ").\n"
+	       "Events wait in the ring buffer until read, so a later reader sees earlier ones;\n"
+	       "while 'nodefdctl daemon' runs it reads them, and this would take some from it.\n"
 	       "\n"
 	       "  -c, --count N          exit after N events\n"
 	       "  -t, --timeout SECONDS  exit after SECONDS (0: print what is waiting and exit)\n"
@@ -52,7 +56,7 @@ static void events_on_signal(int sig)
 	events_stop = 1;
 }
 
-static __s64 now_ns(clockid_t clk)
+__s64 now_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -78,7 +82,7 @@ static __s64 mono_to_real_offset(void)
 	return off;
 }
 
-static void format_time(char *buf, size_t size, __s64 real_ns)
+void format_time(char *buf, size_t size, __s64 real_ns)
 {
 	time_t secs = real_ns / 1000000000;
 	struct tm tm;
@@ -111,17 +115,27 @@ static void format_access(char *buf, size_t size, __u32 mode, __u32 flags)
 		snprintf(buf + n, size - n, "+node");
 }
 
-/* One token per field: spaces, control bytes and backslashes as \xNN. */
-static void print_escaped(const char *s, size_t max)
+void event_fmt_init(struct event_fmt *f)
 {
-	for (size_t i = 0; i < max && s[i]; i++) {
+	f->mono_to_real = mono_to_real_offset();
+}
+
+/* One token per field: spaces, control bytes and backslashes as \xNN. */
+static size_t put_escaped(char *buf, size_t size, const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < max && s[i] && n + 5 < size; i++) {
 		unsigned char c = s[i];
 
 		if (c <= ' ' || c == 0x7f || c == '\\')
-			printf("\\x%02x", c);
+			n += snprintf(buf + n, size - n, "\\x%02x", c);
 		else
-			putchar(c);
+			buf[n++] = c;
 	}
+	if (n < size)
+		buf[n] = '\0';
+	return n;
 }
 
 static void json_add_bytes(struct json_object *obj, const char *key, const char *s, size_t max)
@@ -129,11 +143,15 @@ static void json_add_bytes(struct json_object *obj, const char *key, const char 
 	json_object_object_add(obj, key, json_object_new_string_len(s, strnlen(s, max)));
 }
 
-static void event_print_json(const struct nodefd_event *ev, const char *when, const char *orig,
-			     const char *req)
+struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev)
 {
 	struct json_object *obj = json_object_new_object();
+	char when[32], orig[32], req[32];
 
+	format_time(when, sizeof(when), (__s64)ev->ts_ns + f->mono_to_real);
+	format_access(orig, sizeof(orig), ev->orig_mode, ev->orig_flags);
+	format_access(req, sizeof(req), ev->req_mode, ev->req_flags);
+	json_add_str(obj, "type", "event");
 	json_add_str(obj, "time", when);
 	json_add_u64(obj, "ts_ns", ev->ts_ns);
 	json_add_str(obj, "action", action_name(ev->action));
@@ -146,6 +164,7 @@ static void event_print_json(const struct nodefd_event *ev, const char *when, co
 	json_add_u64(obj, "uid", ev->uid);
 	json_add_bytes(obj, "comm", ev->comm, sizeof(ev->comm));
 	json_add_u64(obj, "cgroup_id", ev->cgroup_id);
+	json_add_str(obj, "cgroup_path", cgroup_path_cached(ev->cgroup_id));
 	json_add_u64(obj, "holder_pid", ev->holder_pid);
 	json_add_s64(obj, "holder_fd", ev->holder_fd);
 	json_add_str(obj, "orig", orig);
@@ -159,37 +178,53 @@ static void event_print_json(const struct nodefd_event *ev, const char *when, co
 		json_add_bytes(obj, "ancestor", ev->ancestor, sizeof(ev->ancestor));
 	else
 		json_object_object_add(obj, "ancestor", NULL);
-	json_print(obj);
-	json_object_put(obj);
+	return obj;
 }
 
-static void event_print_text(const struct nodefd_event *ev, const char *when, const char *orig,
-			     const char *req)
+#define PUT(...)                                                                               \
+	do {                                                                                   \
+		if (n < size)                                                                  \
+			n += snprintf(buf + n, size - n, __VA_ARGS__);                         \
+	} while (0)
+#define PUT_ESCAPED(s, max)                                                                    \
+	do {                                                                                   \
+		if (n < size)                                                                  \
+			n += put_escaped(buf + n, size - n, (s), (max));                       \
+	} while (0)
+
+void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *buf, size_t size)
 {
-	printf("%s %s %s %s pid=%u comm=", when, action_name(ev->action), rule_name(ev->rule),
-	       kind_name(ev->kind), ev->pid);
-	print_escaped(ev->comm, sizeof(ev->comm));
-	printf(" uid=%u cgroup=%llu holder=%u", ev->uid, (unsigned long long)ev->cgroup_id,
-	       ev->holder_pid);
+	const char *cg = cgroup_path_cached(ev->cgroup_id);
+	char when[32], orig[32], req[32];
+	size_t n = 0;
+
+	format_time(when, sizeof(when), (__s64)ev->ts_ns + f->mono_to_real);
+	format_access(orig, sizeof(orig), ev->orig_mode, ev->orig_flags);
+	format_access(req, sizeof(req), ev->req_mode, ev->req_flags);
+	PUT("%s %s %s %s pid=%u comm=", when, action_name(ev->action), rule_name(ev->rule),
+	    kind_name(ev->kind), ev->pid);
+	PUT_ESCAPED(ev->comm, sizeof(ev->comm));
+	PUT(" uid=%u cgroup=%llu cgroup_path=", ev->uid, (unsigned long long)ev->cgroup_id);
+	PUT_ESCAPED(cg ? cg : "?", CGROUP_PATH_MAX);
+	PUT(" holder=%u", ev->holder_pid);
 	if (ev->holder_fd >= 0)
-		printf(" fd=%d", ev->holder_fd);
-	printf(" orig=%s req=%s hook=%s reason=%s", orig, req, hook_name(ev->hook),
-	       reason_name(ev->reason));
+		PUT(" fd=%d", ev->holder_fd);
+	PUT(" orig=%s req=%s hook=%s reason=%s", orig, req, hook_name(ev->hook),
+	    reason_name(ev->reason));
 	if (ev->ancestor[0]) {
-		printf(" ancestor=");
-		print_escaped(ev->ancestor, sizeof(ev->ancestor));
+		PUT(" ancestor=");
+		PUT_ESCAPED(ev->ancestor, sizeof(ev->ancestor));
 	}
-	printf(" path=");
-	print_escaped(ev->path, sizeof(ev->path));
-	putchar('\n');
-	fflush(stdout);
+	PUT(" path=");
+	PUT_ESCAPED(ev->path, sizeof(ev->path));
+	if (n >= size && size)
+		buf[size - 1] = '\0';
 }
 
 static int event_handle(void *data, void *sample, size_t size)
 {
 	const struct nodefd_event *ev = sample;
 	struct events_ctx *ctx = data;
-	char when[32], orig[32], req[32];
 
 	if (size < sizeof(*ev)) {
 		if (!ctx->warned_size)
@@ -198,13 +233,18 @@ static int event_handle(void *data, void *sample, size_t size)
 		ctx->warned_size = true;
 		return 0;
 	}
-	format_time(when, sizeof(when), (__s64)ev->ts_ns + ctx->mono_to_real);
-	format_access(orig, sizeof(orig), ev->orig_mode, ev->orig_flags);
-	format_access(req, sizeof(req), ev->req_mode, ev->req_flags);
-	if (json_output)
-		event_print_json(ev, when, orig, req);
-	else
-		event_print_text(ev, when, orig, req);
+	if (json_output) {
+		struct json_object *obj = event_json(&ctx->fmt, ev);
+
+		json_print(obj);
+		json_object_put(obj);
+	} else {
+		char line[EVENT_TEXT_MAX];
+
+		event_text(&ctx->fmt, ev, line, sizeof(line));
+		puts(line);
+		fflush(stdout);
+	}
 	ctx->seen++;
 	/* Stop consuming right here: later events stay in the buffer for the next reader. */
 	if (ctx->count && ctx->seen >= ctx->count)
@@ -314,36 +354,24 @@ int do_events(int argc, char **argv)
 	long long timeout_ms = -1;
 	struct sigaction sa = {};
 	struct ring_buffer *rb;
-	int ret, err, fd, abi;
+	int ret, err, fd;
+	pid_t pid;
 
 	ret = events_args(argc, argv, &ctx, &timeout_ms);
 	if (ret >= 0)
 		return ret;
 
-	err = pin_state();
-	if (err < 0) {
-		p_err("events: %s: %s", PIN_DIR, errstr(err));
+	if (pin_require("events"))
 		return CMD_FAIL;
-	}
-	if (!err) {
-		p_err("events: not loaded (no %s)", PIN_DIR);
-		return CMD_FAIL;
-	}
-	err = pin_abi_read(&abi);
-	if (err) {
-		p_err("events: %s/%s: %s", PIN_DIR, PIN_ABI_NAME, errstr(err));
-		return CMD_FAIL;
-	}
-	if (abi != NODEFD_ABI_VERSION) {
-		p_err("events: %s was made for abi %d, this nodefdctl reads abi %d: 'nodefdctl unload' and load again",
-		      PIN_DIR, abi, NODEFD_ABI_VERSION);
-		return CMD_FAIL;
-	}
+	pid = lock_daemon_pid();
+	if (pid)
+		p_warn("events: the daemon (pid %d) reads the same ring buffer: each event goes to one of you only",
+		       pid);
 	fd = pin_map_open("events", "events", BPF_MAP_TYPE_RINGBUF, 0);
 	if (fd < 0)
 		return CMD_FAIL;
 
-	ctx.mono_to_real = mono_to_real_offset();
+	event_fmt_init(&ctx.fmt);
 	rb = ring_buffer__new(fd, event_handle, &ctx, NULL);
 	if (!rb) {
 		err = -errno;

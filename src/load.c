@@ -33,15 +33,6 @@ static void unload_help(void)
 	       PIN_DIR ".\n");
 }
 
-static int settings_write(struct nodefd *skel, const struct nodefd_config *cfg)
-{
-	__u32 zero = 0;
-
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.settings), &zero, cfg, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 /* Pins every map under its name and every link under its program's name. */
 static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t size)
 {
@@ -108,70 +99,67 @@ static void load_report(struct nodefd *skel)
 	json_object_put(obj);
 }
 
-int do_load(int argc, char **argv)
+/*
+ * Loads, proves and pins, with messages prefixed by @verb.  0; -EEXIST,
+ * said by nobody, when nodefd is already loaded (or got loaded meanwhile);
+ * else -errno, having said why.  The caller has checked privilege.
+ */
+int load_run(const char *verb, bool report)
 {
 	char lsm[512], staging[PATH_MAX], why[256], what[64];
 	struct nodefd_config cfg = {};
 	sigset_t block, old;
 	struct nodefd *skel;
 	struct stat st, root_st;
-	int ret, err;
+	int err;
 
-	ret = verb_no_args(argc, argv, load_help);
-	if (ret >= 0)
-		return ret;
-
-	if (require_privilege("load"))
-		return CMD_FAIL;
 	err = lsm_list_read(lsm, sizeof(lsm));
 	if (err) {
-		p_err("load: bpf is not in the kernel's LSM list (cannot read %s: %s): the programs would attach and never run",
-		      LSM_LIST_PATH, errstr(err));
-		return CMD_FAIL;
+		p_err("%s: bpf is not in the kernel's LSM list (cannot read %s: %s): the programs would attach and never run",
+		      verb, LSM_LIST_PATH, errstr(err));
+		return err;
 	}
 	if (!lsm_list_has(lsm, "bpf")) {
-		p_err("load: bpf is not in the kernel's LSM list (%s): the programs would attach and never run; boot with lsm=%s,bpf",
-		      lsm, lsm);
-		return CMD_FAIL;
+		p_err("%s: bpf is not in the kernel's LSM list (%s): the programs would attach and never run; boot with lsm=%s,bpf",
+		      verb, lsm, lsm);
+		return -ENOTSUP;
 	}
 	err = pin_root_check();
 	if (err) {
-		p_err("load: %s: %s", PIN_ROOT,
+		p_err("%s: %s: %s", verb, PIN_ROOT,
 		      err == -ENOTSUP ? "not a bpf filesystem (mount -t bpf bpf " PIN_ROOT ")" :
 					errstr(err));
-		return CMD_FAIL;
+		return err;
 	}
 	err = pin_state();
-	if (err > 0) {
-		p_err("load: already loaded (%s exists); 'nodefdctl unload' first", PIN_DIR);
-		return CMD_FAIL;
-	}
+	if (err > 0)
+		return -EEXIST;
 	if (err < 0) {
-		p_err("load: %s: %s", PIN_DIR, errstr(err));
-		return CMD_FAIL;
+		p_err("%s: %s: %s", verb, PIN_DIR, errstr(err));
+		return err;
 	}
 	if (stat("/proc/1/ns/mnt", &st)) {
 		err = -errno;
-		p_err("load: /proc/1/ns/mnt: %s", errstr(err));
-		return CMD_FAIL;
+		p_err("%s: /proc/1/ns/mnt: %s", verb, errstr(err));
+		return err;
 	}
 	/* What the reach rule calls unconfined: PID 1's root directory (docs/design.md). */
 	if (stat("/proc/1/root/", &root_st)) {
 		err = -errno;
-		p_err("load: /proc/1/root: %s", errstr(err));
-		return CMD_FAIL;
+		p_err("%s: /proc/1/root: %s", verb, errstr(err));
+		return err;
 	}
 
 	skel = nodefd__open();
 	if (!skel) {
 		err = -errno;
-		p_err("load: cannot open the BPF object: %s", errstr(err));
-		return CMD_FAIL;
+		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
+		return err;
 	}
 	err = nodefd__load(skel);
 	if (err) {
-		p_err("load: the kernel refused the BPF object: %s (libbpf's messages above say why)",
-		      errstr(err));
+		p_err("%s: the kernel refused the BPF object: %s (libbpf's messages above say why)",
+		      verb, errstr(err));
 		goto out_destroy_skel;
 	}
 
@@ -184,26 +172,26 @@ int do_load(int argc, char **argv)
 	cfg.init_root_dev = major(root_st.st_dev) << 20 | minor(root_st.st_dev);
 	cfg.init_root_ino = root_st.st_ino;
 	cfg.canary_tgid = getpid();
-	err = settings_write(skel, &cfg);
+	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
 	if (err) {
-		p_err("load: cannot write the settings map: %s", errstr(err));
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
 		goto out_destroy_skel;
 	}
 	err = nodefd__attach(skel);
 	if (err) {
-		p_err("load: cannot attach the programs: %s", errstr(err));
+		p_err("%s: cannot attach the programs: %s", verb, errstr(err));
 		goto out_destroy_skel;
 	}
 	err = canary_run(bpf_map__fd(skel->maps.events), why, sizeof(why));
 	if (err) {
-		p_err("load: %s: the programs attached but do not run; detached them", why);
+		p_err("%s: %s: the programs attached but do not run; detached them", verb, why);
 		goto out_destroy_skel;
 	}
 	cfg.enabled = 1;
 	cfg.canary_tgid = 0;
-	err = settings_write(skel, &cfg);
+	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
 	if (err) {
-		p_err("load: cannot write the settings map: %s", errstr(err));
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
 		goto out_destroy_skel;
 	}
 
@@ -216,29 +204,28 @@ int do_load(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &old);
 	err = pin_staging_create(staging, sizeof(staging));
 	if (err) {
-		p_err("load: cannot create %s: %s", staging, errstr(err));
+		p_err("%s: cannot create %s: %s", verb, staging, errstr(err));
 		goto out_unblock;
 	}
 	err = load_pin(skel, staging, what, sizeof(what));
 	if (err) {
-		p_err("load: cannot pin %s in %s: %s", what, staging, errstr(err));
+		p_err("%s: cannot pin %s in %s: %s", verb, what, staging, errstr(err));
 		goto out_remove_staging;
 	}
 	err = pin_staging_publish(staging);
-	if (err == -EEXIST) {
-		p_err("load: already loaded (%s appeared while loading)", PIN_DIR);
+	if (err == -EEXIST)
 		goto out_remove_staging;
-	}
 	if (err) {
-		p_err("load: cannot move %s to %s: %s", staging, PIN_DIR, errstr(err));
+		p_err("%s: cannot move %s to %s: %s", verb, staging, PIN_DIR, errstr(err));
 		goto out_remove_staging;
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
-	load_report(skel);
+	if (report)
+		load_report(skel);
 	/* The pinned links keep the programs attached; closing ours detaches nothing. */
 	nodefd__destroy(skel);
-	return CMD_OK;
+	return 0;
 
 out_remove_staging:
 	if (pin_tree_remove(staging))
@@ -247,7 +234,23 @@ out_unblock:
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_destroy_skel:
 	nodefd__destroy(skel);
-	return CMD_FAIL;
+	return err;
+}
+
+int do_load(int argc, char **argv)
+{
+	int ret, err;
+
+	ret = verb_no_args(argc, argv, load_help);
+	if (ret >= 0)
+		return ret;
+
+	if (require_privilege("load"))
+		return CMD_FAIL;
+	err = load_run("load", true);
+	if (err == -EEXIST)
+		p_err("load: already loaded (%s exists); 'nodefdctl unload' first", PIN_DIR);
+	return err ? CMD_FAIL : CMD_OK;
 }
 
 int do_unload(int argc, char **argv)
@@ -258,6 +261,8 @@ int do_unload(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 
+	if (require_privilege("unload"))
+		return CMD_FAIL;
 	err = pin_state();
 	if (err < 0) {
 		p_err("unload: %s: %s", PIN_DIR, errstr(err));
@@ -283,4 +288,31 @@ int do_unload(int argc, char **argv)
 		printf("nodefd: unloaded: links unpinned (programs detached), maps unpinned\n");
 	}
 	return CMD_OK;
+}
+
+/* Every program's link is pinned: 0, or -ENOENT having said which is missing. */
+int load_links_check(const char *verb)
+{
+	struct bpf_object_skeleton *s;
+	struct nodefd *skel;
+	char path[PATH_MAX];
+	int err = 0;
+
+	skel = nodefd__open();
+	if (!skel) {
+		err = -errno;
+		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
+		return err;
+	}
+	s = skel->skeleton;
+	for (int i = 0; i < s->prog_cnt && !err; i++) {
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS_DIR, s->progs[i].name);
+		if (access(path, F_OK)) {
+			err = -errno;
+			p_err("%s: %s: %s: nodefd is not (fully) attached; 'nodefdctl unload' and load again",
+			      verb, path, errstr(err));
+		}
+	}
+	nodefd__destroy(skel);
+	return err;
 }

@@ -20,6 +20,10 @@ static void usage(void)
 	       "Commands:\n"
 	       "  load      load the BPF LSM programs, prove that they run, pin them\n"
 	       "  unload    unpin (and so detach) everything nodefd pinned\n"
+	       "  daemon    load or adopt, apply the policy file, stream events\n"
+	       "  enable    turn every check on, from the next open\n"
+	       "  disable   turn every check off, from the next open (nothing detached)\n"
+	       "  policy    set, unset, show, check or load per-cgroup policies\n"
 	       "  status    show whether nodefd is loaded and what it counted\n"
 	       "  events    print refused and audited opens as they happen\n"
 	       "\n"
@@ -138,6 +142,10 @@ int cmd_select(const struct cmd *cmds, int argc, char **argv, const char *where,
 static const struct cmd cmds[] = {
 	{ "load", do_load },
 	{ "unload", do_unload },
+	{ "daemon", do_daemon },
+	{ "enable", do_enable },
+	{ "disable", do_disable },
+	{ "policy", do_policy },
 	{ "status", do_status },
 	{ "events", do_events },
 	{ NULL, NULL },

@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include <json-c/json.h>
 
@@ -40,6 +42,14 @@ enum {
 #define PIN_STAGING_PREFIX PIN_ROOT "/nodefd-staging-"
 
 #define LSM_LIST_PATH "/sys/kernel/security/lsm"
+
+/* Locks (lock.c). */
+#define RUN_DIR "/run/nodefd"
+#define LOCK_MAPS_PATH RUN_DIR "/lock"
+#define LOCK_DAEMON_PATH RUN_DIR "/daemon.pid"
+
+/* The daemon's policy file when none is named. */
+#define POLICY_FILE_DEFAULT "/etc/nodefd/policy.conf"
 
 /* Global options (main.c). */
 extern bool json_output;
@@ -120,6 +130,53 @@ int pin_staging_add(const char *dir, const char *sub, const char *name, int fd);
 int pin_staging_publish(const char *dir);
 int pin_tree_remove(const char *dir);
 int counters_read(int map_fd, __u64 *sums);
+int pin_require(const char *verb);
+__u32 pin_map_id(const char *name);
+__u32 map_id_of_fd(int fd);
+int settings_read(int fd, struct nodefd_config *cfg);
+int settings_write(int fd, const struct nodefd_config *cfg);
+
+/* Loading (load.c). */
+int load_run(const char *verb, bool report);
+int load_links_check(const char *verb);
+
+/* Locks (lock.c): an fd to close (lock_release) or -errno, having said why. */
+int lock_maps(const char *verb);
+int lock_daemon(const char *verb);
+void lock_release(int fd);
+/* The pid of the running daemon, -1 if one runs but its pid is unknown, 0 if none. */
+pid_t lock_daemon_pid(void);
+
+/*
+ * Policies as the maps hold them (policy.c): the hash map in entry 0 of
+ * cgroup_policy, read into a list, changed, and swapped in whole.
+ */
+struct policy_item {
+	__u64 id;
+	struct nodefd_policy policy;
+};
+
+struct policy_list {
+	struct policy_item *items;
+	size_t n;
+	size_t cap;
+	__u32 map_id;		/* the map it was read from, or swapped in as */
+};
+
+int policy_list_read(int outer_fd, struct policy_list *l);
+int policy_list_put(struct policy_list *l, __u64 id, const struct nodefd_policy *p);
+int policy_list_del(struct policy_list *l, __u64 id);
+void policy_list_free(struct policy_list *l);
+int policy_swap(int outer_fd, struct policy_list *l);
+int policy_outer_open(const char *verb);
+/* Policy files: -errno with "FILE:LINE: reason" in @why. */
+struct policyfile;
+int policy_file_parse(const char *file, struct policyfile *pf, char *why, size_t size);
+/* ids[i] for entry i, 0 for a cgroup that does not exist (counted in *pending, not in @l). */
+int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *ids,
+			size_t *pending, struct policy_list *l, char *why, size_t size);
+void policy_json_add(struct json_object *obj, const struct nodefd_policy *p);
+void policy_format(const struct nodefd_policy *p, char *buf, size_t size);
 
 /* The canary (canary.c). */
 int canary_run(int events_fd, char *why, size_t size);
@@ -129,5 +186,22 @@ int do_load(int argc, char **argv);
 int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_events(int argc, char **argv);
+int do_policy(int argc, char **argv);
+int do_enable(int argc, char **argv);
+int do_disable(int argc, char **argv);
+int do_daemon(int argc, char **argv);
+
+/* Events (events.c), for the events verb and the daemon. */
+#define EVENT_TEXT_MAX 8192	/* bytes of an event's text form: escaped paths grow 4 times */
+struct event_fmt {
+	__s64 mono_to_real;	/* add to a CLOCK_MONOTONIC time to get the wall clock */
+};
+
+void event_fmt_init(struct event_fmt *f);
+struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev);
+/* The one-line text form, without a newline. */
+void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *buf, size_t size);
+void format_time(char *buf, size_t size, __s64 real_ns);
+__s64 now_ns(clockid_t clk);
 
 #endif /* __NODEFDCTL_H */

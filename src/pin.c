@@ -234,3 +234,82 @@ int counters_read(int map_fd, __u64 *sums)
 	free(vals);
 	return err;
 }
+
+/*
+ * What every verb that uses the pins checks first: nodefd is loaded, and by
+ * a nodefdctl of this ABI.  0, or -errno having said why.
+ */
+int pin_require(const char *verb)
+{
+	int err, abi;
+
+	err = pin_state();
+	if (err < 0) {
+		p_err("%s: %s: %s", verb, PIN_DIR, errstr(err));
+		return err;
+	}
+	if (!err) {
+		p_err("%s: not loaded (no %s); 'nodefdctl load' or 'nodefdctl daemon' first", verb,
+		      PIN_DIR);
+		return -ENOENT;
+	}
+	err = pin_abi_read(&abi);
+	if (err == -ENOENT) {
+		p_err("%s: %s/%s: missing: these pins were not made by nodefdctl, or by a load that broke off; 'nodefdctl unload' and load again",
+		      verb, PIN_DIR, PIN_ABI_NAME);
+		return -EPROTO;
+	}
+	if (err) {
+		p_err("%s: %s/%s: %s", verb, PIN_DIR, PIN_ABI_NAME,
+		      err == -EINVAL ? "not an ABI version number" : errstr(err));
+		return -EPROTO;
+	}
+	if (abi != NODEFD_ABI_VERSION) {
+		p_err("%s: %s was made for abi %d, this nodefdctl reads abi %d: nothing touched; 'nodefdctl unload' and load again",
+		      verb, PIN_DIR, abi, NODEFD_ABI_VERSION);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int settings_read(int fd, struct nodefd_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(fd, &zero, cfg) ? -errno : 0;
+}
+
+int settings_write(int fd, const struct nodefd_config *cfg)
+{
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(fd, &zero, cfg, BPF_ANY) ? -errno : 0;
+}
+
+/* The id of the map pinned as @name, or 0. */
+__u32 pin_map_id(const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", PIN_DIR, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+__u32 map_id_of_fd(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}

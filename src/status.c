@@ -21,16 +21,28 @@ struct status_prog {
 	int err;
 };
 
+#define MAX_PINS 32
+
+struct status_pin {
+	char name[NAME_MAX + 1];
+	__u32 map_id;		/* 0: not a map (or unreadable) */
+};
+
 struct status {
 	char lsm[512];
 	int lsm_err;
 	bool loaded;
 	int abi;
 	bool enabled;
+	__u64 dropped_reported;
 	__u64 counters[NODEFD_CNT_NR];
 	__u32 policies;
+	__u32 policy_map_id;
+	pid_t daemon_pid;
 	struct status_prog progs[MAX_LINKS];
 	int nprogs;
+	struct status_pin pins[MAX_PINS];
+	int npins;
 };
 
 static void status_help(void)
@@ -38,9 +50,11 @@ static void status_help(void)
 	printf("Usage: nodefdctl [-j|-p] status\n"
 	       "\n"
 	       "Shows whether nodefd is loaded (pins under " PIN_DIR "), whether it is\n"
-	       "enabled, the kernel's LSM list, the attached programs, the number of cgroups\n"
-	       "with a policy, and the counters summed over all CPUs. Exit status 0 whether or\n"
-	       "not nodefd is loaded; 1 if it is but its pins cannot be read.\n");
+	       "enabled, the kernel's LSM list, the attached programs, the pinned maps, the\n"
+	       "number of cgroups with a policy, whether a daemon runs, and the counters summed\n"
+	       "over all CPUs, with the events lost because the ring buffer was full and how\n"
+	       "many of those no daemon has reported yet. Exit status 0 whether or not nodefd\n"
+	       "is loaded; 1 if it is but its pins cannot be read.\n");
 }
 
 static void status_prog_read(struct status_prog *p)
@@ -99,6 +113,26 @@ static int status_progs_read(struct status *s)
 	return 0;
 }
 
+static void status_pins_read(struct status *s)
+{
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(PIN_DIR);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && s->npins < MAX_PINS) {
+		struct status_pin *p = &s->pins[s->npins];
+
+		if (de->d_name[0] == '.' || de->d_type != DT_REG)
+			continue;
+		snprintf(p->name, sizeof(p->name), "%s", de->d_name);
+		p->map_id = pin_map_id(de->d_name);
+		s->npins++;
+	}
+	closedir(d);
+}
+
 static int status_maps_read(struct status *s)
 {
 	struct nodefd_config cfg;
@@ -116,6 +150,7 @@ static int status_maps_read(struct status *s)
 		return err;
 	}
 	s->enabled = cfg.enabled;
+	s->dropped_reported = cfg.dropped_reported;
 
 	fd = pin_map_open("status", "counters", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u64));
 	if (fd < 0)
@@ -141,6 +176,7 @@ static int status_maps_read(struct status *s)
 		p_err("status: %s/cgroup_policy: %s", PIN_DIR, errstr(err));
 		return err;
 	}
+	s->policy_map_id = map_id_of_fd(fd);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		s->policies++;
 		key = next;
@@ -165,7 +201,7 @@ static struct json_object *json_rules(const __u64 *first)
 static void status_print_json(const struct status *s)
 {
 	struct json_object *obj = json_object_new_object();
-	struct json_object *progs, *cnt;
+	struct json_object *progs, *pins, *cnt;
 
 	json_add_bool(obj, "loaded", s->loaded);
 	json_add_str(obj, "pin_dir", PIN_DIR);
@@ -194,7 +230,29 @@ static void status_print_json(const struct status *s)
 		json_object_array_add(progs, o);
 	}
 	json_object_object_add(obj, "programs", progs);
+	pins = json_object_new_array();
+	for (int i = 0; i < s->npins; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_str(o, "name", s->pins[i].name);
+		if (s->pins[i].map_id)
+			json_add_u64(o, "map_id", s->pins[i].map_id);
+		else
+			json_object_object_add(o, "map_id", NULL);
+		json_object_array_add(pins, o);
+	}
+	json_object_object_add(obj, "pins", pins);
 	json_add_u64(obj, "policies", s->policies);
+	json_add_u64(obj, "policy_map_id", s->policy_map_id);
+	if (s->daemon_pid > 0)
+		json_add_u64(obj, "daemon_pid", s->daemon_pid);
+	else
+		json_object_object_add(obj, "daemon_pid", NULL);
+	json_add_bool(obj, "daemon", s->daemon_pid != 0);
+	json_add_u64(obj, "events_dropped_unreported",
+		     s->counters[NODEFD_CNT_EVENTS_DROPPED] >= s->dropped_reported ?
+			     s->counters[NODEFD_CNT_EVENTS_DROPPED] - s->dropped_reported :
+			     s->counters[NODEFD_CNT_EVENTS_DROPPED]);
 
 	cnt = json_object_new_object();
 	json_add_u64(cnt, "checked", s->counters[NODEFD_CNT_CHECKED]);
@@ -244,8 +302,21 @@ static void status_print_text(const struct status *s)
 	}
 	if (!s->nprogs)
 		printf("  none: nothing is attached\n");
-	printf("policies: %u cgroups%s\n", s->policies,
-	       s->policies ? "" : " (no policy: every rule enforced everywhere)");
+	printf("pins:\n");
+	for (int i = 0; i < s->npins; i++) {
+		if (s->pins[i].map_id)
+			printf("  %-26s map %u\n", s->pins[i].name, s->pins[i].map_id);
+		else
+			printf("  %-26s (not a map)\n", s->pins[i].name);
+	}
+	printf("policies: %u %s%s (map %u)\n", s->policies, s->policies == 1 ? "cgroup" : "cgroups",
+	       s->policies ? "" : ", no policy: every rule enforced everywhere", s->policy_map_id);
+	if (s->daemon_pid > 0)
+		printf("daemon: running, pid %d\n", s->daemon_pid);
+	else if (s->daemon_pid < 0)
+		printf("daemon: running (%s is locked, pid unknown)\n", LOCK_DAEMON_PATH);
+	else
+		printf("daemon: not running (events wait in the ring buffer)\n");
 	printf("counters:\n");
 	printf("  %-15s %llu\n", "checked", (unsigned long long)s->counters[NODEFD_CNT_CHECKED]);
 	print_rules("denied", &s->counters[NODEFD_CNT_DENIED]);
@@ -253,8 +324,11 @@ static void status_print_text(const struct status *s)
 	printf("  %-15s %llu\n", "depth_limit",
 	       (unsigned long long)s->counters[NODEFD_CNT_DEPTH_LIMIT]);
 	printf("  %-15s %llu\n", "race", (unsigned long long)s->counters[NODEFD_CNT_RACE]);
-	printf("  %-15s %llu\n", "events_dropped",
-	       (unsigned long long)s->counters[NODEFD_CNT_EVENTS_DROPPED]);
+	printf("  %-15s %llu (%llu not reported by a daemon yet)\n", "events_dropped",
+	       (unsigned long long)s->counters[NODEFD_CNT_EVENTS_DROPPED],
+	       (unsigned long long)(s->counters[NODEFD_CNT_EVENTS_DROPPED] >= s->dropped_reported ?
+			s->counters[NODEFD_CNT_EVENTS_DROPPED] - s->dropped_reported :
+			s->counters[NODEFD_CNT_EVENTS_DROPPED]));
 	printf("  %-15s %llu\n", "nomem", (unsigned long long)s->counters[NODEFD_CNT_NOMEM]);
 }
 
@@ -275,19 +349,14 @@ int do_status(int argc, char **argv)
 	}
 	s.loaded = err;
 	if (s.loaded) {
-		err = pin_abi_read(&s.abi);
-		if (err) {
-			p_err("status: %s/%s: %s", PIN_DIR, PIN_ABI_NAME, errstr(err));
+		if (pin_require("status"))
 			return CMD_FAIL;
-		}
-		if (s.abi != NODEFD_ABI_VERSION) {
-			p_err("status: %s was made for abi %d, this nodefdctl reads abi %d: 'nodefdctl unload' and load again",
-			      PIN_DIR, s.abi, NODEFD_ABI_VERSION);
-			return CMD_FAIL;
-		}
+		s.abi = NODEFD_ABI_VERSION;
 		if (status_maps_read(&s) || status_progs_read(&s))
 			return CMD_FAIL;
+		status_pins_read(&s);
 	}
+	s.daemon_pid = lock_daemon_pid();
 	if (json_output)
 		status_print_json(&s);
 	else

@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: GPL-2.0
+/* daemon.c - the daemon verb: load or adopt, apply the policy file, stream events */
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "nodefdctl.h"
+#include "policyfile.h"
+#include "cgroup.h"
+
+/*
+ * The daemon never holds enforcement up: the programs run from their pinned
+ * links whether it runs or not.  It loads them if nothing is loaded, else
+ * adopts the pins as they are (no detach, no gap), applies the policy file,
+ * and then reads the events ring buffer.  Killed, it leaves everything in
+ * place, and events wait in the ring buffer; the next daemon prints those
+ * first and says how many there were.  Events the BPF side could not even
+ * queue (ring buffer full) are only counted (NODEFD_CNT_EVENTS_DROPPED);
+ * settings.dropped_reported remembers the total the last daemon reported,
+ * so that the next one reports only what is new.  Only `nodefdctl unload`
+ * removes enforcement; when it happens the daemon sees its pins go and
+ * exits.
+ */
+
+#define TICK_MS 1000		/* drops and pins are looked at this often */
+
+enum daemon_output {
+	OUT_JSON,
+	OUT_TEXT,
+	OUT_SYSLOG,
+};
+
+struct daemon {
+	const char *policy_file;	/* NULL: --no-policy */
+	bool policy_named;		/* --policy: the file must exist */
+	enum daemon_output out;
+
+	int settings_fd;
+	int counters_fd;
+	int events_fd;
+	int outer_fd;
+	__u32 events_map_id;
+	struct ring_buffer *rb;
+	struct event_fmt fmt;
+
+	/* The policy file in effect, and its sections' cgroup ids as applied (0: none yet). */
+	struct policyfile pf;
+	__u64 *ids;
+	int ino_fd;			/* inotify: where those cgroups are made and removed */
+	int *wds;
+	size_t nwds;
+	size_t cwds;
+	bool watch_warned;
+	bool refresh_warned;
+
+	bool draining;			/* reading what waited from before the start */
+	__u64 backlog;
+	__u64 events;
+	__u64 dropped_seen;		/* the drop counter's total, as last reported */
+	bool warned_size;
+};
+
+static void daemon_help(void)
+{
+	printf("Usage: nodefdctl daemon [--policy FILE | --no-policy] [--output json|text|syslog]\n"
+	       "\n"
+	       "Loads nodefd if it is not loaded, else adopts the pinned programs and maps\n"
+	       "without a gap in enforcement; applies the policy file (default\n"
+	       POLICY_FILE_DEFAULT ", if it exists); then streams events, one JSON\n"
+	       "object per line on standard output (text: the events verb's lines; syslog:\n"
+	       "those lines to syslog, facility daemon).\n"
+	       "\n"
+	       "First it prints the events that waited in the ring buffer while no daemon ran,\n"
+	       "and a \"missed\" record: how many that was, and how many were lost because the\n"
+	       "ring buffer was full; later losses are reported as they happen.\n"
+	       "\n"
+	       "Policies are kept by cgroup id, and a cgroup made again is a new one: the daemon\n"
+	       "watches where the file's cgroups are made and removed and applies the file again\n"
+	       "when one comes or goes, so a section for a service applies whenever it starts.\n"
+	       "\n"
+	       "SIGHUP reads the policy file again: a bad file is rejected whole and the running\n"
+	       "policy stays. SIGTERM and SIGINT end the daemon (exit 0), leaving enforcement in\n"
+	       "place: only 'nodefdctl unload' removes it. One daemon at a time ("
+	       LOCK_DAEMON_PATH ").\n"
+	       "\n"
+	       "  -f, --policy FILE   the policy file (nodefd-policy.conf(5)); must exist\n"
+	       "  -n, --no-policy     leave the running policy alone\n"
+	       "  -o, --output KIND   json (default), text or syslog\n");
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void note_v(struct daemon *d, int prio, struct json_object *obj, const char *fmt,
+		   va_list ap)
+{
+	char text[2048], when[32];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	switch (d->out) {
+	case OUT_JSON:
+		format_time(when, sizeof(when), now_ns(CLOCK_REALTIME));
+		json_add_str(obj, "time", when);
+		json_print(obj);
+		break;
+	case OUT_TEXT:
+		printf("nodefd: %s\n", text);
+		fflush(stdout);
+		break;
+	case OUT_SYSLOG:
+		syslog(prio, "%s", text);
+		break;
+	}
+	json_object_put(obj);
+}
+
+/*
+ * One record of the daemon's own: @obj (whose "type" says what it is) under
+ * JSON, the sentence @fmt otherwise.  Takes @obj.
+ */
+static void note(struct daemon *d, int prio, struct json_object *obj, const char *fmt, ...)
+	__printf(4, 5);
+
+static void note(struct daemon *d, int prio, struct json_object *obj, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	note_v(d, prio, obj, fmt, ap);
+	va_end(ap);
+}
+
+static struct json_object *record(const char *type)
+{
+	struct json_object *obj = json_object_new_object();
+
+	json_add_str(obj, "type", type);
+	return obj;
+}
+
+static void note_error(struct daemon *d, const char *fmt, ...) __printf(2, 3);
+
+static void note_error(struct daemon *d, const char *fmt, ...)
+{
+	struct json_object *obj = record("error");
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_add_str(obj, "error", msg);
+	note(d, LOG_ERR, obj, "error: %s", msg);
+}
+
+static int daemon_event(void *ctx, void *data, size_t size)
+{
+	const struct nodefd_event *ev = data;
+	struct daemon *d = ctx;
+	char line[EVENT_TEXT_MAX];
+
+	if (size < sizeof(*ev)) {
+		if (!d->warned_size)
+			note_error(d, "skipping event records of %zu bytes, not %zu: loaded by another nodefdctl?",
+				   size, sizeof(*ev));
+		d->warned_size = true;
+		return 0;
+	}
+	d->events++;
+	if (d->draining)
+		d->backlog++;
+	if (d->out == OUT_JSON) {
+		struct json_object *obj = event_json(&d->fmt, ev);
+
+		if (d->draining)
+			json_add_bool(obj, "backlog", true);
+		json_print(obj);
+		json_object_put(obj);
+		return 0;
+	}
+	event_text(&d->fmt, ev, line, sizeof(line));
+	if (d->out == OUT_TEXT) {
+		printf("%s%s\n", line, d->draining ? " backlog=yes" : "");
+		fflush(stdout);
+	} else {
+		syslog(ev->action == NODEFD_MODE_ENFORCE ? LOG_WARNING : LOG_NOTICE, "%s%s", line,
+		       d->draining ? " backlog=yes" : "");
+	}
+	return 0;
+}
+
+/* ---- the policy file --------------------------------------------------- */
+
+/*
+ * Policies are keyed by cgroup id, and a cgroup gets a new id each time it
+ * is made: a service restarted is a new cgroup.  So the daemon keeps the
+ * file it applied and watches, with inotify, the directories in which its
+ * sections' cgroups are made and removed (the nearest one that exists, for
+ * a cgroup whose parent is not there yet).  When one changes it resolves
+ * the file again and, if an id changed, swaps in the policy anew: a section
+ * for a service not started yet applies once it starts, and one whose
+ * cgroup is gone stops holding a dead id.  Between the cgroup's birth and
+ * the swap its tasks follow its ancestors' policy.  On a kernel without
+ * inotify (CONFIG_INOTIFY_USER) the daemon resolves the file again every
+ * TICK_MS instead.
+ */
+
+static void watches_clear(struct daemon *d)
+{
+	if (d->ino_fd < 0)
+		return;
+	for (size_t i = 0; i < d->nwds; i++)
+		inotify_rm_watch(d->ino_fd, d->wds[i]);
+	d->nwds = 0;
+}
+
+static void watch_add(struct daemon *d, const char *rel)
+{
+	char dir[CGROUP_PATH_MAX], abs[CGROUP_PATH_MAX + 16];
+	int wd = -1;
+
+	snprintf(dir, sizeof(dir), "%s", rel);
+	/* The parent, or the nearest ancestor that exists. */
+	while (dir[0] && wd < 0) {
+		char *slash = strrchr(dir, '/');
+
+		if (slash)
+			*slash = '\0';
+		else
+			dir[0] = '\0';
+		cgroup_path_absolute(dir, abs, sizeof(abs));
+		wd = inotify_add_watch(d->ino_fd, abs,
+				       IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW);
+		if (wd < 0 && errno != ENOENT && errno != ENOTDIR) {
+			if (!d->watch_warned)
+				note_error(d, "%s: cannot watch it for cgroups made and removed: %s",
+					   abs, errstr(errno));
+			d->watch_warned = true;
+			return;
+		}
+	}
+	if (wd < 0)
+		return;
+	for (size_t i = 0; i < d->nwds; i++)
+		if (d->wds[i] == wd)
+			return;
+	if (d->nwds == d->cwds) {
+		size_t cap = d->cwds ? 2 * d->cwds : 16;
+		int *wds = realloc(d->wds, cap * sizeof(*wds));
+
+		if (!wds)
+			return;
+		d->wds = wds;
+		d->cwds = cap;
+	}
+	d->wds[d->nwds++] = wd;
+}
+
+static void watches_reset(struct daemon *d)
+{
+	if (d->ino_fd < 0)
+		return;
+	watches_clear(d);
+	for (size_t i = 0; i < d->pf.n; i++)
+		if (d->pf.entries[i].path[0])
+			watch_add(d, d->pf.entries[i].path);
+}
+
+static void policy_record_add(struct json_object *obj, const struct policyfile *pf,
+			      const __u64 *ids, const struct policy_list *l)
+{
+	struct json_object *arr = json_object_new_array();
+	char abs[CGROUP_PATH_MAX + 16];
+	size_t pending = 0;
+
+	for (size_t i = 0; i < pf->n; i++) {
+		if (ids[i])
+			continue;
+		pending++;
+		cgroup_path_absolute(pf->entries[i].path, abs, sizeof(abs));
+		json_object_array_add(arr, json_object_new_string(abs));
+	}
+	json_add_u64(obj, "policies", l->n);
+	json_add_u64(obj, "pending", pending);
+	json_object_object_add(obj, "pending_cgroups", arr);
+	json_add_u64(obj, "map_id", l->map_id);
+}
+
+/* 0 if applied or there was nothing to apply; -errno if the file was rejected. */
+static int daemon_policy_apply(struct daemon *d, const char *why_now)
+{
+	char why[4 * POLICY_REASON_MAX];
+	struct policy_list l = {};
+	struct json_object *obj;
+	struct policyfile pf;
+	size_t pending = 0;
+	__u64 *ids = NULL;
+	int lock, err;
+
+	if (!d->policy_file)
+		return 0;
+	lock = lock_maps("daemon");
+	if (lock < 0) {
+		note_error(d, "%s: cannot lock %s to apply %s; the running policy is unchanged",
+			   why_now, LOCK_MAPS_PATH, d->policy_file);
+		return lock;
+	}
+	err = policy_file_parse(d->policy_file, &pf, why, sizeof(why));
+	if (err == -ENOENT && !d->policy_named) {
+		obj = record("policy");
+		json_add_str(obj, "result", "none");
+		json_add_str(obj, "file", d->policy_file);
+		note(d, LOG_INFO, obj, "policy: %s: no such file; the running policy is kept",
+		     d->policy_file);
+		err = 0;
+		goto out_unlock;
+	}
+	if (!err) {
+		ids = calloc(pf.n + 1, sizeof(*ids));
+		err = ids ? policy_file_resolve(d->policy_file, &pf, ids, &pending, &l, why,
+						sizeof(why)) :
+			    -ENOMEM;
+		if (!ids)
+			snprintf(why, sizeof(why), "out of memory");
+	}
+	if (!err) {
+		err = policy_swap(d->outer_fd, &l);
+		if (err)
+			snprintf(why, sizeof(why), "%s: cannot swap in the new policy map: %s",
+				 d->policy_file, errstr(err));
+	}
+	obj = record("policy");
+	json_add_str(obj, "file", d->policy_file);
+	if (err) {
+		json_add_str(obj, "result", "rejected");
+		json_add_str(obj, "error", why);
+		note(d, LOG_ERR, obj, "policy: %s: %s; rejected whole, the running policy is unchanged",
+		     why_now, why);
+		policyfile_free(&pf);
+		free(ids);
+	} else {
+		json_add_str(obj, "result", "applied");
+		policy_record_add(obj, &pf, ids, &l);
+		note(d, LOG_INFO, obj, "policy: %s: %s: %zu %s in effect, %zu for cgroups not there yet",
+		     why_now, d->policy_file, l.n, l.n == 1 ? "policy" : "policies", pending);
+		policyfile_free(&d->pf);
+		free(d->ids);
+		d->pf = pf;
+		d->ids = ids;
+		watches_reset(d);
+	}
+	policy_list_free(&l);
+out_unlock:
+	lock_release(lock);
+	return err;
+}
+
+/* The file in effect resolved now: true if a cgroup of it came or went since it was applied. */
+static bool policy_ids_changed(struct daemon *d, __u64 *ids)
+{
+	char why[4 * POLICY_REASON_MAX];
+	struct policy_list l;
+	size_t pending;
+
+	if (policy_file_resolve(d->policy_file, &d->pf, ids, &pending, &l, why, sizeof(why)))
+		return true;	/* said when done again under the lock */
+	policy_list_free(&l);
+	return memcmp(ids, d->ids, d->pf.n * sizeof(*ids));
+}
+
+/* A watched directory changed (or a tick passed): apply the file again if a cgroup came or went. */
+static void daemon_policy_refresh(struct daemon *d)
+{
+	char why[4 * POLICY_REASON_MAX];
+	struct policy_list l = {};
+	struct json_object *obj;
+	size_t pending;
+	__u64 *ids;
+	int lock, err;
+
+	if (!d->ids)
+		return;
+	ids = calloc(d->pf.n + 1, sizeof(*ids));
+	if (!ids)
+		return;
+	/* Cheap enough to do unlocked every tick; the lock only for a change. */
+	if (!policy_ids_changed(d, ids))
+		goto out_free;
+	lock = lock_maps("daemon");
+	if (lock < 0)
+		goto out_free;
+	err = policy_file_resolve(d->policy_file, &d->pf, ids, &pending, &l, why, sizeof(why));
+	if (err) {
+		if (!d->refresh_warned)
+			note_error(d, "cgroups changed: %s; the running policy is unchanged", why);
+		d->refresh_warned = true;
+		goto out_unlock;
+	}
+	d->refresh_warned = false;
+	if (!memcmp(ids, d->ids, d->pf.n * sizeof(*ids)))
+		goto out_unlock;
+	err = policy_swap(d->outer_fd, &l);
+	if (err) {
+		note_error(d, "cgroups changed: cannot swap in the new policy map: %s; the running policy is unchanged",
+			   errstr(err));
+		goto out_unlock;
+	}
+	obj = record("policy");
+	json_add_str(obj, "file", d->policy_file);
+	json_add_str(obj, "result", "reapplied");
+	json_add_str(obj, "reason", "cgroups made or removed");
+	policy_record_add(obj, &d->pf, ids, &l);
+	note(d, LOG_INFO, obj,
+	     "policy: cgroups made or removed: %s applied again: %zu %s in effect, %zu for cgroups not there yet",
+	     d->policy_file, l.n, l.n == 1 ? "policy" : "policies", pending);
+	memcpy(d->ids, ids, d->pf.n * sizeof(*ids));
+out_unlock:
+	lock_release(lock);
+	policy_list_free(&l);
+out_free:
+	free(ids);
+	/* Parents made meanwhile are the places to watch now. */
+	watches_reset(d);
+}
+
+/* Reads what inotify has: true if a watched directory changed. */
+static bool watches_changed(struct daemon *d)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool changed = false;
+	ssize_t n;
+
+	while ((n = read(d->ino_fd, buf, sizeof(buf))) > 0)
+		changed = true;
+	return changed;
+}
+
+/* ---- lost events --------------------------------------------------------- */
+
+static int dropped_read(struct daemon *d, __u64 *total)
+{
+	__u64 sums[NODEFD_CNT_NR];
+	int err;
+
+	err = counters_read(d->counters_fd, sums);
+	if (!err)
+		*total = sums[NODEFD_CNT_EVENTS_DROPPED];
+	return err;
+}
+
+/* settings.dropped_reported = @total, keeping what enable and disable write. */
+static void dropped_remember(struct daemon *d, __u64 total)
+{
+	struct nodefd_config cfg;
+	int lock, err;
+
+	d->dropped_seen = total;
+	lock = lock_maps("daemon");
+	if (lock < 0)
+		return;
+	err = settings_read(d->settings_fd, &cfg);
+	if (!err) {
+		cfg.dropped_reported = total;
+		err = settings_write(d->settings_fd, &cfg);
+	}
+	lock_release(lock);
+	if (err)
+		note_error(d, "%s/settings: cannot note the drops reported: %s", PIN_DIR,
+			   errstr(err));
+}
+
+/* What waited in the ring buffer, and what was lost, while no daemon read it. */
+static int daemon_catch_up(struct daemon *d)
+{
+	struct nodefd_config cfg;
+	struct json_object *obj;
+	__u64 total, since;
+	int err;
+
+	d->draining = true;
+	err = ring_buffer__consume(d->rb);
+	d->draining = false;
+	if (err < 0) {
+		note_error(d, "%s/events: cannot read the ring buffer: %s", PIN_DIR, errstr(err));
+		return err;
+	}
+	err = dropped_read(d, &total);
+	if (!err)
+		err = settings_read(d->settings_fd, &cfg);
+	if (err) {
+		note_error(d, "%s: cannot read the drop counter: %s", PIN_DIR, errstr(err));
+		return err;
+	}
+	/* Fewer than reported: the maps are newer than the note (a load in between). */
+	since = total >= cfg.dropped_reported ? total - cfg.dropped_reported : total;
+	/* Noted before it is said, so that whoever reads the record finds the note made. */
+	dropped_remember(d, total);
+	obj = record("missed");
+	json_add_u64(obj, "events_waiting", d->backlog);
+	json_add_u64(obj, "events_dropped", since);
+	json_add_u64(obj, "events_dropped_total", total);
+	note(d, since ? LOG_WARNING : LOG_INFO, obj,
+	     "while no daemon ran: %llu events waited in the ring buffer (printed above), %llu were lost because it was full (%llu lost in all)",
+	     (unsigned long long)d->backlog, (unsigned long long)since,
+	     (unsigned long long)total);
+	return 0;
+}
+
+static void daemon_check_drops(struct daemon *d)
+{
+	struct json_object *obj;
+	__u64 total;
+	__u64 before = d->dropped_seen;
+
+	if (dropped_read(d, &total) || total <= before)
+		return;
+	dropped_remember(d, total);
+	obj = record("dropped");
+	json_add_u64(obj, "events_dropped", total - before);
+	json_add_u64(obj, "events_dropped_total", total);
+	note(d, LOG_WARNING, obj, "%llu events lost because the ring buffer was full (%llu in all)",
+	     (unsigned long long)(total - before), (unsigned long long)total);
+}
+
+/* ---- life -------------------------------------------------------------- */
+
+static int daemon_args(int argc, char **argv, struct daemon *d)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'f' },
+		{ "no-policy", no_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
+		GLOBAL_LONG_OPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	char q[3 * 64 + 8];
+	bool no_policy = false;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":f:no:" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
+		if (parse_global_opt(c))
+			continue;
+		switch (c) {
+		case 'f':
+			if (!optarg[0] || strnlen(optarg, PATH_MAX) >= PATH_MAX) {
+				p_err("daemon: --policy: %s", optarg[0] ? "longer than PATH_MAX" :
+									   "empty file name");
+				return CMD_USAGE;
+			}
+			d->policy_file = optarg;
+			d->policy_named = true;
+			break;
+		case 'n':
+			no_policy = true;
+			break;
+		case 'o':
+			if (!strcmp(optarg, "json")) {
+				d->out = OUT_JSON;
+			} else if (!strcmp(optarg, "text")) {
+				d->out = OUT_TEXT;
+			} else if (!strcmp(optarg, "syslog")) {
+				d->out = OUT_SYSLOG;
+			} else {
+				p_err("daemon: --output '%s': unknown (json, text or syslog)",
+				      policy_quote(optarg, 64, q, sizeof(q)));
+				return CMD_USAGE;
+			}
+			break;
+		case OPT_HELP:
+			daemon_help();
+			return CMD_OK;
+		case OPT_VERSION:
+			return print_version();
+		default:
+			return opt_error(argv[0], c, argv);
+		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "help")) {
+		daemon_help();
+		return CMD_OK;
+	}
+	if (optind < argc) {
+		p_err("daemon: unexpected argument '%s'; try 'nodefdctl daemon help'",
+		      policy_quote(argv[optind], 64, q, sizeof(q)));
+		return CMD_USAGE;
+	}
+	if (no_policy && d->policy_named) {
+		p_err("daemon: --policy and --no-policy: give one");
+		return CMD_USAGE;
+	}
+	if (no_policy)
+		d->policy_file = NULL;
+	return -1;
+}
+
+/* The pins, checked and opened: 0 or -1 having said why. */
+static int daemon_adopt(struct daemon *d)
+{
+	if (pin_require("daemon") || load_links_check("daemon"))
+		return -1;
+	d->settings_fd = pin_map_open("daemon", "settings", BPF_MAP_TYPE_ARRAY,
+				      sizeof(struct nodefd_config));
+	if (d->settings_fd < 0)
+		return -1;
+	d->counters_fd = pin_map_open("daemon", "counters", BPF_MAP_TYPE_PERCPU_ARRAY,
+				      sizeof(__u64));
+	if (d->counters_fd < 0)
+		return -1;
+	d->events_fd = pin_map_open("daemon", "events", BPF_MAP_TYPE_RINGBUF, 0);
+	if (d->events_fd < 0)
+		return -1;
+	d->outer_fd = policy_outer_open("daemon");
+	if (d->outer_fd < 0)
+		return -1;
+	d->events_map_id = map_id_of_fd(d->events_fd);
+	/* Without inotify (ENOSYS: CONFIG_INOTIFY_USER off), ticks do. */
+	d->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	d->rb = ring_buffer__new(d->events_fd, daemon_event, d, NULL);
+	if (!d->rb) {
+		p_err("daemon: %s/events: cannot map the ring buffer: %s", PIN_DIR, errstr(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void daemon_close(struct daemon *d)
+{
+	policyfile_free(&d->pf);
+	free(d->ids);
+	free(d->wds);
+	if (d->ino_fd >= 0)
+		close(d->ino_fd);
+	ring_buffer__free(d->rb);
+	if (d->outer_fd >= 0)
+		close(d->outer_fd);
+	if (d->events_fd >= 0)
+		close(d->events_fd);
+	if (d->counters_fd >= 0)
+		close(d->counters_fd);
+	if (d->settings_fd >= 0)
+		close(d->settings_fd);
+}
+
+static void note_start(struct daemon *d, bool loaded)
+{
+	struct json_object *obj = record("start");
+	struct nodefd_config cfg = {};
+
+	settings_read(d->settings_fd, &cfg);
+	json_add_u64(obj, "pid", getpid());
+	json_add_str(obj, "version", NODEFDCTL_VERSION);
+	json_add_u64(obj, "abi_version", NODEFD_ABI_VERSION);
+	json_add_str(obj, "pins", loaded ? "loaded" : "adopted");
+	json_add_bool(obj, "enabled", cfg.enabled);
+	json_add_str(obj, "policy_file", d->policy_file);
+	json_add_str(obj, "cgroup_watch", d->ino_fd >= 0 ? "inotify" : "poll");
+	note(d, LOG_INFO, obj, "daemon %d started: %s %s, %s", getpid(),
+	     loaded ? "loaded nodefd and pinned it in" : "adopted the pins in", PIN_DIR,
+	     cfg.enabled ? "enabled" : "disabled ('nodefdctl enable' to enforce)");
+}
+
+/* 1 to go on, 0 to end well (unloaded), -1 to end badly (pins replaced). */
+static int daemon_check_pins(struct daemon *d)
+{
+	struct json_object *obj;
+	__u32 id = pin_map_id("events");
+
+	if (id == d->events_map_id)
+		return 1;
+	obj = record("stop");
+	json_add_str(obj, "reason", id ? "replaced" : "unloaded");
+	if (id) {
+		note(d, LOG_ERR, obj,
+		     "the pins in %s are not the ones this daemon adopted (another load?): stopping; start the daemon again to adopt them",
+		     PIN_DIR);
+		return -1;
+	}
+	note(d, LOG_NOTICE, obj, "nodefd was unloaded (no %s): stopping", PIN_DIR);
+	return 0;
+}
+
+static int daemon_loop(struct daemon *d, int sfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, evs[3];
+	int ep, n, err, ret = CMD_OK;
+	__s64 next_tick = 0;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		note_error(d, "epoll: %s", errstr(errno));
+		return CMD_FAIL;
+	}
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		note_error(d, "epoll: %s", errstr(errno));
+		close(ep);
+		return CMD_FAIL;
+	}
+	ev.data.fd = sfd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev)) {
+		note_error(d, "epoll: %s", errstr(errno));
+		close(ep);
+		return CMD_FAIL;
+	}
+	ev.data.fd = d->ino_fd;
+	if (d->ino_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, d->ino_fd, &ev)) {
+		note_error(d, "epoll: %s", errstr(errno));
+		close(ep);
+		return CMD_FAIL;
+	}
+	for (;;) {
+		bool stop = false;
+		__s64 now;
+
+		n = epoll_wait(ep, evs, 3, TICK_MS);
+		if (n < 0 && errno != EINTR) {
+			note_error(d, "epoll_wait: %s", errstr(errno));
+			ret = CMD_FAIL;
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct signalfd_siginfo si;
+			struct json_object *obj;
+
+			if (d->ino_fd >= 0 && evs[i].data.fd == d->ino_fd) {
+				if (watches_changed(d))
+					daemon_policy_refresh(d);
+				continue;
+			}
+			if (evs[i].data.fd != sfd) {
+				err = ring_buffer__consume(d->rb);
+				if (err < 0)
+					note_error(d, "%s/events: %s", PIN_DIR, errstr(err));
+				continue;
+			}
+			if (read(sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGHUP) {
+				daemon_policy_apply(d, "SIGHUP");
+				continue;
+			}
+			obj = record("stop");
+			json_add_str(obj, "reason", strsignal(si.ssi_signo));
+			json_add_str(obj, "signal", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+			json_add_u64(obj, "events", d->events);
+			note(d, LOG_INFO, obj,
+			     "%s: stopping after %llu events; enforcement stays in place ('nodefdctl unload' removes it)",
+			     si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM",
+			     (unsigned long long)d->events);
+			stop = true;
+		}
+		if (stop)
+			break;
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= next_tick) {
+			next_tick = now + (__s64)TICK_MS * 1000000;
+			daemon_check_drops(d);
+			if (d->ino_fd < 0)
+				daemon_policy_refresh(d);
+			err = daemon_check_pins(d);
+			if (err <= 0) {
+				ret = err ? CMD_FAIL : CMD_OK;
+				break;
+			}
+		}
+	}
+	close(ep);
+	return ret;
+}
+
+int do_daemon(int argc, char **argv)
+{
+	struct daemon d = {
+		.policy_file = POLICY_FILE_DEFAULT,
+		.settings_fd = -1,
+		.counters_fd = -1,
+		.events_fd = -1,
+		.outer_fd = -1,
+		.ino_fd = -1,
+	};
+	bool loaded = false;
+	sigset_t mask;
+	int ret, lock, sfd, err;
+
+	ret = daemon_args(argc, argv, &d);
+	if (ret >= 0)
+		return ret;
+	if (require_privilege("daemon"))
+		return CMD_FAIL;
+	lock = lock_daemon("daemon");
+	if (lock < 0)
+		return CMD_FAIL;
+
+	/* Signals wait in the signalfd from here on: none is lost while loading. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0) {
+		p_err("daemon: signalfd: %s", errstr(errno));
+		goto out_unlock;
+	}
+	if (d.out == OUT_SYSLOG)
+		openlog("nodefd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+
+	err = pin_state();
+	if (err == 0) {
+		err = load_run("daemon", false);
+		if (!err)
+			loaded = true;
+		else if (err != -EEXIST)
+			goto out_close_sfd;
+	} else if (err < 0) {
+		p_err("daemon: %s: %s", PIN_DIR, errstr(err));
+		goto out_close_sfd;
+	}
+	if (daemon_adopt(&d))
+		goto out_close;
+	event_fmt_init(&d.fmt);
+	note_start(&d, loaded);
+	if (daemon_policy_apply(&d, "start")) {
+		struct json_object *obj = record("stop");
+
+		json_add_str(obj, "reason", "policy rejected");
+		note(&d, LOG_ERR, obj,
+		     "stopping: the policy file was rejected at start; enforcement stays in place with the policy it had");
+		goto out_close;
+	}
+	if (daemon_catch_up(&d))
+		goto out_close;
+	ret = daemon_loop(&d, sfd);
+	daemon_close(&d);
+	close(sfd);
+	lock_release(lock);
+	return ret;
+
+out_close:
+	daemon_close(&d);
+out_close_sfd:
+	if (sfd >= 0)
+		close(sfd);
+out_unlock:
+	lock_release(lock);
+	return CMD_FAIL;
+}

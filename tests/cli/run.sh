@@ -1,0 +1,868 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# cli-run: the in-VM tests of nodefdctl's command line, on the kernel it runs on. Per-cgroup
+# policies (enforce, audit, off, inheritance, a process moved between cgroups), the live switch,
+# the daemon's life (kill -9, adoption, missed and dropped events, SIGHUP, SIGTERM, unload) and
+# hostile input (bad verbs, arguments, cgroup paths and policy files, no privilege, a second
+# daemon, pins of another ABI): each case checks the message, the exit status and, where
+# something was refused, that the maps are exactly as they were. TAP on stdout; exits 1 if
+# anything failed.
+#
+#   vmtest/run [--kernel=onode|stock] -- cli-run
+set -u
+. "$(dirname "$0")/cli-lib.sh"
+
+CG=/sys/fs/cgroup
+PINS=/sys/fs/bpf/nodefd
+T=$(mktemp -d /tmp/cli-run.XXXXXX) || exit 1
+VICTIM=$T/victim
+DAEMON_PID=
+
+cleanup()
+{
+	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+echo "# kernel $(uname -r), LSMs: $(cat /sys/kernel/security/lsm 2>/dev/null)"
+
+# ---- helpers -------------------------------------------------------------------------------
+
+# The state a refused command must leave alone: every policy (and the map holding them) and the
+# settings the status shows.
+snap()
+{
+	nodefdctl -j policy show 2>&1
+	nodefdctl -j status 2>&1 | grep -o '"enabled":[a-z]*\|"policy_map_id":[0-9]*\|"abi_version":[0-9]*'
+}
+
+# expect CODE TEXT CMD...: CMD exits with CODE, says TEXT (stdout or stderr), changes no map.
+expect()
+{
+	local want=$1 text=$2 before after out rc
+
+	shift 2
+	before=$(snap)
+	out=$("$@" 2>&1)
+	rc=$?
+	after=$(snap)
+	printf '$ %s\n' "$*" | cut -c1-160
+	printf '%s\n' "$out" | head -n 5 | cut -c1-400
+	if [ "$rc" != "$want" ]; then
+		echo "exit $rc, want $want"
+		return 1
+	fi
+	if ! printf '%s\n' "$out" | grep -qF -- "$text"; then
+		echo "no \"$text\" in the output"
+		return 1
+	fi
+	if [ "$before" != "$after" ]; then
+		printf 'the maps changed:\nbefore: %s\nafter:  %s\n' "$before" "$after"
+		return 1
+	fi
+}
+
+# expect_as_nobody CODE TEXT CMD ARG...: as expect, CMD (from PATH) run by nobody (uid 65534,
+# no capabilities).
+expect_as_nobody()
+{
+	local want=$1 text=$2 cmd
+
+	cmd=$(command -v "$3") || return 1
+	shift 3
+	expect "$want" "$text" su -p -s /bin/sh nobody -c 'exec "$0" "$@"' "$cmd" "$@"
+}
+
+# Events waiting in the ring buffer, as JSON lines; drain drops them.
+events_now() { nodefdctl -j events --timeout 0 2>/dev/null; }
+drain() { events_now >/dev/null; }
+
+# counter KIND RULE: denied or audited count of RULE, from status --json.
+counter()
+{
+	nodefdctl -j status | sed -n "s/.*\"$1\":{[^}]*\"$2\":\([0-9]*\).*/\1/p"
+}
+
+# field KEY: the number value of KEY in a JSON line on stdin.
+field() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" | head -n 1; }
+
+# wait_for FILE TEXT [N]: until FILE holds TEXT at least N times (default 1), 20 s at most.
+wait_for()
+{
+	local i=0 n
+
+	while [ "$i" -lt 200 ]; do
+		n=$(grep -cF -- "$2" "$1" 2>/dev/null)
+		[ "${n:-0}" -ge "${3:-1}" ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "timed out waiting for \"$2\" in $1:"
+	tail -n 5 "$1" 2>/dev/null
+	return 1
+}
+
+# attack CGROUP WANT_STATUS ACTION: the reopen from CGROUP exits WANT_STATUS (0 allowed,
+# 1 refused) and makes exactly one event of ACTION (deny, audit; none: no event) that names
+# CGROUP by id and path.
+attack()
+{
+	local dir=$CG/$1 out rc pid id ev n
+
+	drain
+	out=$(reopen-probe "$VICTIM" "move:$dir" try 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	id=$(stat -c %i "$dir")
+	if [ "$rc" != "$2" ]; then
+		echo "reopen-probe exit $rc, want $2"
+		return 1
+	fi
+	ev=$(events_now | grep "\"pid\":$pid,")
+	printf '%s\n' "$ev" | cut -c1-400
+	if [ "$3" = none ]; then
+		[ -z "$ev" ] || { echo "an event, want none"; return 1; }
+		return 0
+	fi
+	n=$(printf '%s\n' "$ev" | grep -c '"type":"event"')
+	[ "$n" = 1 ] || { echo "$n events for pid $pid, want 1"; return 1; }
+	for want in "\"action\":\"$3\"" '"rule":"upgrade"' "\"cgroup_id\":$id," \
+		"\"cgroup_path\":\"$dir\""; do
+		printf '%s\n' "$ev" | grep -qF -- "$want" || { echo "no $want in the event"; return 1; }
+	done
+}
+
+# tries OUTPUT WANT...: the "try" lines of reopen-probe's OUTPUT have ok=/eacces= as WANT
+# says, in order: "ok" (allowed) or "eacces" (refused), each followed by the cgroup.
+tries()
+{
+	local out=$1 i=0 line want cg
+
+	shift
+	printf '%s\n' "$out"
+	for want in "$@"; do
+		i=$((i + 1))
+		cg=${want#*@}
+		line=$(printf '%s\n' "$out" | grep '^try ' | sed -n "${i}p")
+		case "${want%@*}" in
+		ok) printf '%s\n' "$line" | grep -q 'ok=1 eacces=0' ;;
+		eacces) printf '%s\n' "$line" | grep -q 'ok=0 eacces=1' ;;
+		esac || { echo "try $i: want ${want%@*}"; return 1; }
+		printf '%s\n' "$line" | grep -qF "cgroup_id=$(stat -c %i "$CG/$cg") " ||
+			{ echo "try $i: not in $cg"; return 1; }
+	done
+}
+
+# start_daemon NAME ARGS...: a daemon in the background, its output in $T/NAME.out; waits for
+# its "missed" record (it has started, applied the policy and caught up).
+start_daemon()
+{
+	local name=$1
+
+	shift
+	nodefdctl daemon "$@" >"$T/$name.out" 2>&1 &
+	DAEMON_PID=$!
+	wait_for "$T/$name.out" '"type":"missed"' >/dev/null || true
+}
+
+stop_daemon()
+{
+	kill "-${1:-TERM}" "$DAEMON_PID" 2>/dev/null
+	wait "$DAEMON_PID" 2>/dev/null
+	DAEMON_RC=$?
+	DAEMON_PID=
+}
+
+# bad_file NAME TEXT REASON: `policy load` of a file holding TEXT fails with REASON, maps kept.
+bad_file()
+{
+	printf '%b' "$2" >"$T/$1.conf"
+	chmod 0644 "$T/$1.conf"
+	expect 1 "$T/$1.conf:$3" nodefdctl policy load "$T/$1.conf"
+}
+
+policy_file()
+{
+	cat >"$1"
+	chmod 0644 "$1"
+}
+
+# ---- setup -----------------------------------------------------------------------------------
+
+echo "the owner's data" >"$VICTIM"
+chmod 0644 "$VICTIM"
+
+check "nodefdctl load" nodefdctl load
+if [ ! -d "$PINS" ]; then
+	echo "Bail out! nodefd did not load: nothing else can be tested"
+	done_testing
+	exit 1
+fi
+mkdir -p "$CG/cli/enf/child" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr"
+
+# ---- per-cgroup policies ---------------------------------------------------------------------
+
+check "policy set: enforce on cli/enf" nodefdctl policy set cli/enf enforce
+check "policy set: audit on cli/aud (absolute path)" nodefdctl policy set "$CG/cli/aud" audit
+check "policy set: off on cli/off" nodefdctl policy set cli/off off
+check "policy set: rules and path_read on cli/pr" \
+	nodefdctl policy set cli/pr off upgrade=enforce path_read=on
+
+t_show_all()
+{
+	local out
+
+	out=$(nodefdctl -j policy show) || return 1
+	echo "$out"
+	for c in enf aud off pr; do
+		printf '%s\n' "$out" | grep -qF "\"cgroup\":\"$CG/cli/$c\",\"cgroup_id\":$(stat -c %i $CG/cli/$c)," ||
+			{ echo "no policy for cli/$c"; return 1; }
+	done
+	printf '%s\n' "$out" | grep -qF '"cgroup":"'"$CG"'/cli/pr","cgroup_id":'"$(stat -c %i $CG/cli/pr)"',"upgrade":"enforce","append":"off","ancestors":"off","reach":"off","path_read":true'
+}
+check "policy show --json lists every policy with its cgroup path and id" t_show_all
+
+t_show_child()
+{
+	local out
+
+	out=$(nodefdctl -j policy show cli/enf/child) || return 1
+	echo "$out"
+	printf '%s\n' "$out" | grep -qF '"source":"inherited","from":"'"$CG"'/cli/enf"' &&
+		printf '%s\n' "$out" | grep -qF '"upgrade":"enforce"'
+}
+check "policy show: cli/enf/child inherits cli/enf's policy" t_show_child
+check "policy show: the root has none (every rule enforced)" \
+	expect 0 '"source":"none"' nodefdctl -j policy show /sys/fs/cgroup
+
+check "attack from cli/enf: refused, one deny event with its cgroup" attack cli/enf 1 deny
+check "attack from cli/enf/child: refused (inherited), event names the child" \
+	attack cli/enf/child 1 deny
+check "attack from cli/aud: allowed and reported (audit)" attack cli/aud 0 audit
+check "attack from cli/off: allowed, no event" attack cli/off 0 none
+
+t_text_event()
+{
+	local out pid
+
+	drain
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf/child" try)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	out=$(nodefdctl events --timeout 0)
+	echo "$out"
+	printf '%s\n' "$out" | grep "pid=$pid " |
+		grep -q "cgroup=$(stat -c %i $CG/cli/enf/child) cgroup_path=$CG/cli/enf/child "
+}
+check "events (text): cgroup id and path side by side" t_text_event
+
+t_path_read()
+{
+	local out
+
+	out=$(reopen-probe -P "$VICTIM" "move:$CG/cli/pr" try "move:$CG/cli/enf" try 2>&1)
+	tries "$out" ok@cli/pr eacces@cli/enf
+}
+check "path_read=on: an O_PATH fd reopened read-only in cli/pr only" t_path_read
+
+t_moved_self()
+{
+	local out
+
+	drain
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/aud" try "move:$CG/cli/enf" try \
+		"move:$CG/cli/aud" try 2>&1)
+	tries "$out" ok@cli/aud eacces@cli/enf ok@cli/aud || return 1
+	out=$(events_now | grep "\"pid\":$(printf '%s\n' "$out" | sed -n 's/^pid=//p'),")
+	printf '%s\n' "$out" | cut -c1-200
+	[ "$(printf '%s\n' "$out" | sed -n 's/.*"action":"\([a-z]*\)".*"cgroup_path":"\([^"]*\)".*/\1 \2/p' | tr '\n' ' ')" = \
+		"audit $CG/cli/aud deny $CG/cli/enf audit $CG/cli/aud " ]
+}
+check "a process that moves itself: audited, refused, audited, events follow it" t_moved_self
+
+t_moved_outside()
+{
+	local out pid
+
+	rm -f "$T/ready" "$T/go"
+	reopen-probe "$VICTIM" "move:$CG/cli/enf" try "touch:$T/ready" "wait:$T/go" try \
+		>"$T/moved.out" 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -e "$T/ready" ] && [ "$i" -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "$pid" >"$CG/cli/aud/cgroup.procs"
+	touch "$T/go"
+	wait "$pid"
+	out=$(cat "$T/moved.out")
+	tries "$out" eacces@cli/enf ok@cli/aud
+}
+check "a process moved by someone else mid-run: refused in cli/enf, allowed in cli/aud" \
+	t_moved_outside
+
+t_counters()
+{
+	local d0 a0 d1 a1
+
+	d0=$(counter denied upgrade)
+	a0=$(counter audited upgrade)
+	reopen-probe -n 3 "$VICTIM" "move:$CG/cli/enf" try "move:$CG/cli/aud" try >/dev/null
+	d1=$(counter denied upgrade)
+	a1=$(counter audited upgrade)
+	echo "denied upgrade $d0 -> $d1, audited upgrade $a0 -> $a1"
+	drain
+	[ "$d1" -eq $((d0 + 3)) ] && [ "$a1" -eq $((a0 + 3)) ]
+}
+check "status counters: per rule, refusals and audits counted apart" t_counters
+
+check "policy unset cli/off: it follows the root again (enforced)" \
+	nodefdctl policy unset cli/off
+check "attack from cli/off after unset: refused" attack cli/off 1 deny
+
+# ---- the live switch ---------------------------------------------------------------------------
+
+t_switch()
+{
+	local before after d0 d1
+
+	before=$(nodefdctl -j policy show)
+	nodefdctl disable || return 1
+	nodefdctl -j status | grep -q '"enabled":false' || { echo "status: not disabled"; return 1; }
+	d0=$(counter denied upgrade)
+	attack cli/enf 0 none || { echo "disabled, yet not let through"; return 1; }
+	d1=$(counter denied upgrade)
+	[ "$d0" = "$d1" ] || { echo "counted while disabled"; return 1; }
+	nodefdctl enable || return 1
+	attack cli/enf 1 deny || { echo "enabled again, yet not refused"; return 1; }
+	after=$(nodefdctl -j policy show)
+	[ "$before" = "$after" ] || { echo "the policies changed"; return 1; }
+	[ -e "$PINS/links/nodefd_file_open" ] && [ -e "$PINS/links/nodefd_inode_follow_link" ]
+}
+check "disable lets the attack through at once, enable stops it again, no reload" t_switch
+check "enable when enabled: says so, exit 0" expect 0 "already enabled" nodefdctl enable
+check "enable --json" expect 0 '"enabled":true,"changed":false' nodefdctl --json enable
+
+# ---- hostile input: verbs and arguments --------------------------------------------------------
+
+check "unknown verb" expect 2 "unknown command 'frobnicate'" nodefdctl frobnicate
+check "unknown policy verb" expect 2 "unknown command 'frob'; try 'nodefdctl policy help'" \
+	nodefdctl policy frob
+check "policy without a verb" expect 2 "policy: missing command" nodefdctl policy
+check "policy set without arguments" expect 2 "missing CGROUP and MODE" nodefdctl policy set
+check "policy set without MODE" expect 2 "missing MODE" nodefdctl policy set cli/enf
+check "policy set with a stray word" expect 2 "'extra': not RULE=MODE" \
+	nodefdctl policy set cli/enf enforce extra
+check "policy unset with an extra argument" expect 2 "unexpected argument 'more'" \
+	nodefdctl policy unset cli/enf more
+check "policy show with an extra argument" expect 2 "unexpected argument 'b'" \
+	nodefdctl policy show cli/enf b
+check "enable with an argument" expect 2 "enable: unexpected argument 'now'" nodefdctl enable now
+check "unknown option" expect 2 "unknown option '--bogus'" \
+	nodefdctl policy set --bogus cli/enf enforce
+check "daemon: unknown --output" expect 2 "--output 'xml': unknown" nodefdctl daemon --output xml
+check "daemon: --policy and --no-policy" expect 2 "--policy and --no-policy" \
+	nodefdctl daemon --policy /x --no-policy
+check "unknown mode" expect 2 "unknown mode 'enforced' (enforce, audit or off)" \
+	nodefdctl policy set cli/enf enforced
+check "unknown mode for a rule" expect 2 "upgrade: unknown mode 'maybe'" \
+	nodefdctl policy set cli/enf audit upgrade=maybe
+check "unknown rule" expect 2 "unknown rule 'frob'" nodefdctl policy set cli/enf audit frob=off
+check "path_read takes on or off" expect 2 "path_read takes on or off, not 'audit'" \
+	nodefdctl policy set cli/enf audit path_read=audit
+check "a rule given twice" expect 2 "'upgrade' given twice" \
+	nodefdctl policy set cli/enf audit upgrade=off upgrade=enforce
+check "errors are JSON under --json" expect 2 '{"error":"policy set: unknown mode' \
+	nodefdctl -j policy set cli/enf enforced
+
+long=$(head -c 5000 /dev/zero | tr '\0' a)
+longname=$(head -c 300 /dev/zero | tr '\0' b)
+check "an over-long cgroup path" expect 2 "cgroup path longer than 4095 bytes" \
+	nodefdctl policy set "$long" enforce
+check "an over-long path component" expect 2 "a component longer than 255 bytes" \
+	nodefdctl policy set "cli/$longname" enforce
+t_long_mode()
+{
+	local out
+
+	expect 2 "unknown mode 'aaaa" nodefdctl policy set cli/enf "$long" || return 1
+	out=$(nodefdctl policy set cli/enf "$long" 2>&1)
+	[ "${#out}" -lt 300 ] || { echo "a message of ${#out} bytes"; return 1; }
+}
+check "an over-long mode: refused, quoted short" t_long_mode
+check "a control character is quoted, not printed" expect 2 "unknown mode 'a\\x1bb'" \
+	nodefdctl policy set cli/enf "$(printf 'a\033b')"
+
+# ---- hostile input: cgroup paths ---------------------------------------------------------------
+
+check "not under /sys/fs/cgroup" expect 2 "'/tmp': not under /sys/fs/cgroup" \
+	nodefdctl policy set /tmp enforce
+check "'..' in a cgroup path" expect 2 "'..' is not allowed" \
+	nodefdctl policy set "$CG/cli/../cli/enf" enforce
+check "an empty cgroup path" expect 2 "empty cgroup path" nodefdctl policy set "" enforce
+check "a file, not a cgroup directory" expect 1 "not a cgroup (a cgroup is a directory)" \
+	nodefdctl policy set cli/enf/cgroup.procs enforce
+check "no such cgroup" expect 1 "$CG/cli/nope: no such cgroup; nothing changed" \
+	nodefdctl policy set cli/nope enforce
+mkdir "$CG/cli/gone" && rmdir "$CG/cli/gone"
+check "a cgroup that vanished" expect 1 "$CG/cli/gone: no such cgroup" \
+	nodefdctl policy set cli/gone audit
+ln -s "$CG/cli/enf" "$T/cglink"
+check "a symbolic link to a cgroup" expect 2 "not under /sys/fs/cgroup" \
+	nodefdctl policy set "$T/cglink" audit
+mkdir -p "$CG/cli/mnt"
+if mount -t tmpfs none "$CG/cli/mnt" 2>/dev/null; then
+	mkdir "$CG/cli/mnt/sub"
+	ln -s "$CG/cli/enf" "$CG/cli/mnt/link"
+	check "a path through a mount on a cgroup" expect 1 "crosses a mount point" \
+		nodefdctl policy set cli/mnt/sub audit
+	check "a symbolic link under a mount on a cgroup" expect 1 "$CG/cli/mnt/link: crosses a mount point" \
+		nodefdctl policy set cli/mnt/link audit
+	check "policy file: a section through a mount on a cgroup: rejected whole" \
+		bad_file mnt '[default]\nmode = off\n[cgroup "cli/mnt/sub"]\nmode = off\n' \
+		"3: $CG/cli/mnt/sub: crosses a mount point"
+	umount "$CG/cli/mnt"
+else
+	skip "a path through a mount on a cgroup" "cannot mount tmpfs on a cgroup directory"
+	skip "a symbolic link under a mount on a cgroup" "cannot mount tmpfs on a cgroup directory"
+	skip "policy file: a section through a mount on a cgroup" "cannot mount tmpfs on a cgroup directory"
+fi
+rmdir "$CG/cli/mnt"
+check "unset of a cgroup without a policy of its own" \
+	expect 1 "has no policy of its own; nothing changed" nodefdctl policy unset cli/enf/child
+check "unset --id of an id without a policy" expect 1 "has no policy of its own" \
+	nodefdctl policy unset --id 999999999
+check "unset --id that is no number" expect 2 "--id 'x1': not a cgroup id" \
+	nodefdctl policy unset --id x1
+
+# ---- hostile input: policy files ---------------------------------------------------------------
+
+check "policy file: unknown key, with its line" \
+	bad_file key '[cgroup "cli/enf"]\nmode = audit\nmod = enforce\n' "3: unknown key 'mod'"
+check "policy file: unknown mode" \
+	bad_file mode '[default]\nmode = enforced\n' "2: mode: unknown mode 'enforced'"
+check "policy file: not KEY = VALUE" \
+	bad_file syntax '[default]\nmode = audit\n\njust words\n' "4: not a [section], a KEY = VALUE line or a comment"
+check "policy file: section without ']'" \
+	bad_file bracket '[default\nmode = audit\n' "1: section header without ']'"
+check "policy file: unknown section" \
+	bad_file section '[foo]\nmode = audit\n' "1: unknown section '[foo]'"
+check "policy file: a section twice" \
+	bad_file twice '[cgroup "cli/aud"]\nmode = audit\n[cgroup "/sys/fs/cgroup/cli/aud/"]\nmode = off\n' \
+	"3: cgroup 'cli/aud' already has a section at line 1"
+check "policy file: a section without mode" \
+	bad_file nomode '[cgroup "cli/aud"]\nupgrade = audit\n' "1: section without 'mode'"
+check "policy file: a section without keys" \
+	bad_file empty '[default]\n[cgroup "cli/aud"]\nmode = off\n' "1: section without keys"
+check "policy file: a key outside a section" \
+	bad_file outside 'mode = audit\n' "1: 'mode' outside a section"
+check "policy file: a key twice" \
+	bad_file keytwice '[default]\nmode = audit\nmode = off\n' "3: 'mode' given twice in this section (first at line 2)"
+t_file_pending()
+{
+	printf '[default]\nmode = audit\n\n[cgroup "cli/nope"]\nmode = off\n' >"$T/nocg.conf"
+	chmod 0644 "$T/nocg.conf"
+	expect 0 "$CG/cli/nope (line 4, no such cgroup yet): upgrade=off" \
+		nodefdctl policy check "$T/nocg.conf"
+}
+check "policy file: a cgroup that does not exist yet is valid, shown as pending" t_file_pending
+check "policy file: '..' in a section" \
+	bad_file dotdot '[cgroup "cli/../cli/enf"]\nmode = off\n' "1: 'cli/../cli/enf': '..' is not allowed"
+# inih keeps 49 bytes of a section name: a cut "X/sub" would be X, which exists.
+t_cut_section()
+{
+	local x=cli/x123456789x123456789x123456789x123456789x1234
+
+	mkdir "$CG/$x" || return 1
+	printf '[cgroup "%s/sub"]\nmode = off\n' "$x" >"$T/cut.conf"
+	chmod 0644 "$T/cut.conf"
+	expect 0 "$CG/$x/sub (line 1, no such cgroup yet)" nodefdctl policy check "$T/cut.conf"
+	rc=$?
+	rmdir "$CG/$x"
+	return $rc
+}
+check "policy file: a long cgroup path is not cut where inih cuts it (49 bytes)" t_cut_section
+check "policy file: an over-long path component" \
+	bad_file longsec "[cgroup \"cli/enf/$longname\"]\nmode = off\n" "1: 'bbbbbbbb"
+
+t_long_section_ok()
+{
+	local name=cli/enf/a-cgroup-name-well-beyond-the-forty-nine-bytes-inih-keeps
+
+	mkdir -p "$CG/$name" || return 1
+	printf '[cgroup "%s"]\nmode = audit\n' "$name" >"$T/longok.conf"
+	chmod 0644 "$T/longok.conf"
+	out=$(nodefdctl -j policy check "$T/longok.conf")
+	echo "$out"
+	printf '%s\n' "$out" |
+		grep -qF "\"cgroup\":\"$CG/$name\",\"cgroup_id\":$(stat -c %i "$CG/$name"),"
+	rc=$?
+	rmdir "$CG/$name"
+	return $rc
+}
+check "policy file: a long cgroup path is applied whole" t_long_section_ok
+check "policy file: text after ']'" \
+	bad_file after '[default] mode = audit\n' "1: text after the section header's ']'"
+t_huge()
+{
+	head -c 2000000 /dev/zero | tr '\0' '#' >"$T/huge.conf"
+	chmod 0644 "$T/huge.conf"
+	expect 1 "huge.conf: larger than 1048576 bytes" nodefdctl policy load "$T/huge.conf"
+}
+check "policy file: huge" t_huge
+t_long_line()
+{
+	{ printf '[default]\nmode = audit\n# '; head -c 5000 /dev/zero | tr '\0' x; echo; } >"$T/line.conf"
+	chmod 0644 "$T/line.conf"
+	expect 1 "line.conf:3: line longer than 4160 bytes" nodefdctl policy load "$T/line.conf"
+}
+check "policy file: an over-long line" t_long_line
+check "policy file: a NUL byte" bad_file nul '[default]\nmode = au\0dit\n' "2: NUL byte"
+t_writable()
+{
+	printf '[default]\nmode = off\n' >"$T/open.conf"
+	chmod 0666 "$T/open.conf"
+	expect 1 "writable by group or others (mode 0666)" nodefdctl policy load "$T/open.conf"
+}
+check "policy file: writable by others" t_writable
+t_not_owned()
+{
+	printf '[default]\nmode = off\n' >"$T/owned.conf"
+	chmod 0644 "$T/owned.conf"
+	chown 65534 "$T/owned.conf"
+	expect 1 "owned by uid 65534, not root" nodefdctl policy load "$T/owned.conf"
+}
+check "policy file: not root's" t_not_owned
+check "policy file: a directory" expect 1 "$T: not a regular file" nodefdctl policy load "$T"
+check "policy file: missing" expect 1 "$T/none.conf: no such file or directory" \
+	nodefdctl policy load "$T/none.conf"
+check "daemon: a bad policy file at start: exit 1, maps kept" \
+	expect 1 "key.conf:3: unknown key 'mod'" nodefdctl daemon --policy "$T/key.conf"
+t_check_good()
+{
+	printf '[default]\nmode = audit\n[cgroup "cli/aud"]\nmode = off\nupgrade = audit\n' \
+		>"$T/good.conf"
+	chmod 0644 "$T/good.conf"
+	expect 0 "good.conf: 2 policies, valid (nothing changed)" nodefdctl policy check "$T/good.conf"
+}
+check "policy check: a good file changes nothing" t_check_good
+
+# ---- hostile input: privilege, ABI -----------------------------------------------------------
+
+check "policy set without privilege" expect_as_nobody 1 "policy set: permission denied: needs root" \
+	nodefdctl policy set cli/enf off
+check "policy load without privilege" expect_as_nobody 1 "permission denied: needs root" \
+	nodefdctl policy load "$T/key.conf"
+check "disable without privilege" expect_as_nobody 1 "disable: permission denied: needs root" \
+	nodefdctl disable
+check "daemon without privilege" expect_as_nobody 1 "daemon: permission denied: needs root" \
+	nodefdctl daemon
+check "unload without privilege" expect_as_nobody 1 "permission denied" nodefdctl unload
+check "status without privilege" expect_as_nobody 1 "status: $PINS: permission denied" \
+	nodefdctl status
+
+t_abi()
+{
+	local before after rc=0
+
+	before=$(snap)
+	rm "$PINS/abi_version" && ln -s 999 "$PINS/abi_version" || return 1
+	for verb in "status" "policy show" "policy set cli/enf off" "enable" "disable" "events" \
+		"daemon"; do
+		# shellcheck disable=SC2086
+		out=$(nodefdctl $verb 2>&1)
+		r=$?
+		echo "$verb: exit $r: $out" | cut -c1-200
+		[ "$r" = 1 ] && printf '%s\n' "$out" | grep -qF "was made for abi 999, this nodefdctl reads abi" ||
+			rc=1
+	done
+	rm "$PINS/abi_version"
+	out=$(nodefdctl policy set cli/enf off 2>&1)
+	r=$?
+	echo "no abi_version: exit $r: $out"
+	[ "$r" = 1 ] && printf '%s\n' "$out" | grep -qF "abi_version: missing" || rc=1
+	ln -s "$(nodefdctl -j --version | sed -n 's/.*"abi_version":\([0-9]*\).*/\1/p')" \
+		"$PINS/abi_version"
+	after=$(snap)
+	[ "$before" = "$after" ] || { printf 'changed:\n%s\n%s\n' "$before" "$after"; rc=1; }
+	return $rc
+}
+check "pins of another ABI: every verb refuses them, nothing touched" t_abi
+
+# ---- the daemon --------------------------------------------------------------------------------
+
+policy_file "$T/policy.conf" <<EOF
+# nodefd policy for the CLI tests
+[default]
+mode = enforce
+
+[cgroup "cli/enf"]
+mode = enforce
+
+[cgroup "$CG/cli/aud"]
+mode = audit
+
+[cgroup "cli/off"]
+mode = off
+
+# not there yet: applied when it is made
+[cgroup "cli/later"]
+mode = audit
+EOF
+
+drain
+nodefdctl policy set cli/aud enforce >/dev/null
+start_daemon d1 --policy "$T/policy.conf"
+check "daemon: adopts the pins, applies the file, says what it missed" sh -c "
+	cat '$T/d1.out'
+	grep -qF '\"type\":\"start\"' '$T/d1.out' &&
+	grep -qF '\"pins\":\"adopted\"' '$T/d1.out' &&
+	grep -qF '\"type\":\"policy\",\"file\":\"$T/policy.conf\",\"result\":\"applied\",\"policies\":4,\"pending\":1,\"pending_cgroups\":[\"$CG/cli/later\"]' '$T/d1.out' &&
+	grep -qF '\"type\":\"missed\",\"events_waiting\":0,\"events_dropped\":0' '$T/d1.out'"
+check "daemon: the file replaced the policy set by hand (cli/aud audits)" \
+	expect 0 '"source":"own","from":"'"$CG"'/cli/aud","from_id":'"$(stat -c %i $CG/cli/aud)"',"upgrade":"audit"' \
+	nodefdctl -j policy show cli/aud
+t_later()
+{
+	local id1 id2 out pid
+
+	mkdir "$CG/cli/later" || return 1
+	wait_for "$T/d1.out" '"result":"reapplied"' || return 1
+	grep -F '"result":"reapplied"' "$T/d1.out" | tail -n 1
+	id1=$(stat -c %i "$CG/cli/later")
+	nodefdctl -j policy show cli/later | grep -qF '"source":"own","from":"'"$CG/cli/later\",\"from_id\":$id1," ||
+		{ echo "cli/later has no policy of its own"; return 1; }
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/later" try)
+	printf '%s\n' "$out" | grep -q 'ok=1 eacces=0' || { echo "refused in cli/later"; return 1; }
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	wait_for "$T/d1.out" "\"pid\":$pid," || return 1
+	grep -F "\"pid\":$pid," "$T/d1.out" | grep -qF '"action":"audit"' ||
+		{ echo "cli/later does not audit"; return 1; }
+	# Made again, it is another cgroup, with another id.
+	rmdir "$CG/cli/later" && mkdir "$CG/cli/later" || return 1
+	id2=$(stat -c %i "$CG/cli/later")
+	echo "cli/later: id $id1, made again: id $id2"
+	i=0
+	until nodefdctl -j policy show cli/later |
+		grep -qF "\"source\":\"own\",\"from\":\"$CG/cli/later\",\"from_id\":$id2,"; do
+		i=$((i + 1))
+		[ "$i" -lt 200 ] || { echo "id $id2 never got the policy"; return 1; }
+		sleep 0.1
+	done
+	grep -F '"result":"reapplied"' "$T/d1.out" | tail -n 1
+	! nodefdctl -j policy show | grep -q "\"cgroup_id\":$id1," || { echo "the dead id stays"; return 1; }
+}
+check "daemon: a section's cgroup made later, and made again, gets its policy" t_later
+check "daemon: a second daemon is refused" expect 1 "daemon: already running as pid $DAEMON_PID" \
+	nodefdctl daemon --policy "$T/policy.conf"
+check "status: the daemon runs" expect 0 "\"daemon_pid\":$DAEMON_PID," nodefdctl -j status
+
+t_daemon_event()
+{
+	local out pid
+
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	wait_for "$T/d1.out" "\"pid\":$pid," || return 1
+	grep -F "\"pid\":$pid," "$T/d1.out" |
+		grep -qF "\"action\":\"deny\",\"rule\":\"upgrade\"" &&
+		grep -F "\"pid\":$pid," "$T/d1.out" | grep -qF "\"cgroup_path\":\"$CG/cli/enf\""
+}
+check "daemon: streams the event as JSON with the cgroup path" t_daemon_event
+
+stop_daemon KILL
+t_away()
+{
+	local out
+
+	out=$(reopen-probe -n 3 "$VICTIM" "move:$CG/cli/enf" try)
+	echo "$out"
+	printf '%s\n' "$out" | grep -q 'ok=0 eacces=3' || return 1
+	printf '%s\n' "$out" | sed -n 's/^pid=//p' >"$T/away.pid"
+}
+check "daemon killed with -9: the attack is still refused" t_away
+before_restart=$(counter denied upgrade)
+start_daemon d2 --policy "$T/policy.conf"
+t_adopt()
+{
+	local pid n after
+
+	pid=$(cat "$T/away.pid")
+	cut -c1-300 "$T/d2.out"
+	grep -qF '"pins":"adopted"' "$T/d2.out" || { echo "did not adopt"; return 1; }
+	n=$(grep -F "\"pid\":$pid," "$T/d2.out" | grep -cF '"backlog":true')
+	[ "$n" = 3 ] || { echo "$n backlog events of pid $pid, want 3"; return 1; }
+	grep -qF '"type":"missed","events_waiting":3,"events_dropped":0' "$T/d2.out" ||
+		{ echo "no missed record of 3"; return 1; }
+	after=$(counter denied upgrade)
+	echo "denied upgrade before the restart $before_restart, after $after"
+	[ "$before_restart" -gt 0 ] && [ "$after" = "$before_restart" ]
+}
+check "daemon restarted: adopts, prints the 3 events it missed and says so, counters go on" t_adopt
+
+t_hup()
+{
+	sed 's/mode = audit/mode = enforce/' "$T/policy.conf" >"$T/policy.new"
+	cat "$T/policy.new" >"$T/policy.conf"
+	kill -HUP "$DAEMON_PID"
+	wait_for "$T/d2.out" '"result":"applied"' 2 || return 1
+	nodefdctl -j policy show cli/aud | grep -qF '"upgrade":"enforce"'
+}
+check "daemon: SIGHUP applies the changed file (cli/aud now enforced)" t_hup
+t_hup_bad()
+{
+	local before after
+
+	before=$(snap)
+	printf '[default]\nmode = audit\nbogus = 1\n' >"$T/policy.conf"
+	kill -HUP "$DAEMON_PID"
+	wait_for "$T/d2.out" '"result":"rejected"' || return 1
+	grep -F '"result":"rejected"' "$T/d2.out"
+	grep -F '"result":"rejected"' "$T/d2.out" | grep -qF "policy.conf:3: unknown key 'bogus'" ||
+		return 1
+	after=$(snap)
+	[ "$before" = "$after" ] || { echo "the maps changed"; return 1; }
+	kill -0 "$DAEMON_PID" || { echo "the daemon died"; return 1; }
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/aud" try)
+	printf '%s\n' "$out" | grep -q 'eacces=1'
+}
+check "daemon: SIGHUP with a bad file: rejected with file and line, policy kept" t_hup_bad
+cat "$T/policy.new" >"$T/policy.conf"
+
+# A ring buffer filled while no daemon reads: what waited plus what was dropped is every event.
+stop_daemon KILL
+t_flood()
+{
+	local out
+
+	out=$(reopen-probe -n 1000 "$VICTIM" "move:$CG/cli/enf" try)
+	echo "$out"
+	printf '%s\n' "$out" | grep -q 'ok=0 eacces=1000'
+}
+check "daemon away: 1000 refused reopens" t_flood
+drop0=$(nodefdctl -j status | field events_dropped_unreported)
+start_daemon d3 --policy "$T/policy.conf"
+t_dropped()
+{
+	local line w d
+
+	line=$(grep -F '"type":"missed"' "$T/d3.out")
+	echo "$line"
+	w=$(printf '%s\n' "$line" | field events_waiting)
+	d=$(printf '%s\n' "$line" | field events_dropped)
+	echo "waiting $w + dropped $d, unreported before $drop0"
+	[ "$d" -gt 0 ] && [ $((w + d)) -ge 1000 ] && [ "$d" = "$drop0" ] || return 1
+	nodefdctl -j status | grep -qF '"events_dropped_unreported":0'
+}
+check "daemon restarted: reports the events waiting and those dropped (sum 1000)" t_dropped
+t_dropped_live()
+{
+	local line d
+
+	kill -STOP "$DAEMON_PID"
+	reopen-probe -n 1000 "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	kill -CONT "$DAEMON_PID"
+	wait_for "$T/d3.out" '"type":"dropped"' || return 1
+	line=$(grep -F '"type":"dropped"' "$T/d3.out")
+	echo "$line"
+	d=$(printf '%s\n' "$line" | field events_dropped)
+	[ "$d" -gt 0 ] && nodefdctl -j status | grep -qF '"events_dropped_unreported":0'
+}
+check "daemon: reports drops as they happen while it runs" t_dropped_live
+
+stop_daemon TERM
+t_term()
+{
+	echo "daemon exit $DAEMON_RC"
+	tail -n 1 "$T/d3.out"
+	[ "$DAEMON_RC" = 0 ] && tail -n 1 "$T/d3.out" | grep -qF '"type":"stop"' &&
+		[ -d "$PINS/links" ] && attack cli/enf 1 deny
+}
+check "daemon: SIGTERM ends it with exit 0, enforcement stays" t_term
+
+t_text_output()
+{
+	nodefdctl daemon --no-policy --output text >"$T/d4.out" 2>&1 &
+	DAEMON_PID=$!
+	wait_for "$T/d4.out" "while no daemon ran" || return 1
+	reopen-probe "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	wait_for "$T/d4.out" " deny upgrade fd " || return 1
+	stop_daemon INT
+	cat "$T/d4.out"
+	[ "$DAEMON_RC" = 0 ] && grep -q "cgroup_path=$CG/cli/enf " "$T/d4.out"
+}
+check "daemon --output text: readable lines, SIGINT ends it" t_text_output
+
+t_syslog_output()
+{
+	local slog
+
+	syslogd -n -O "$T/syslog" >/dev/null 2>&1 &
+	slog=$!
+	sleep 0.5
+	nodefdctl daemon --no-policy --output syslog >"$T/d7.out" 2>&1 &
+	DAEMON_PID=$!
+	wait_for "$T/syslog" "while no daemon ran" || { kill "$slog"; return 1; }
+	reopen-probe "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	wait_for "$T/syslog" " deny upgrade fd " || { kill "$slog"; return 1; }
+	stop_daemon TERM
+	kill "$slog"
+	wait "$slog" 2>/dev/null
+	cat "$T/syslog" "$T/d7.out" | cut -c1-200
+	[ "$DAEMON_RC" = 0 ] && grep -q "nodefd\[[0-9]*\]: .* deny upgrade fd .* cgroup_path=$CG/cli/enf " "$T/syslog" &&
+		[ ! -s "$T/d7.out" ]
+}
+if command -v syslogd >/dev/null; then
+	check "daemon --output syslog: the lines go to syslog, nothing to stdout" t_syslog_output
+else
+	skip "daemon --output syslog" "no syslogd in the guest"
+fi
+
+t_unload_under_daemon()
+{
+	start_daemon d5 --no-policy
+	nodefdctl unload || return 1
+	wait "$DAEMON_PID"
+	DAEMON_RC=$?
+	DAEMON_PID=
+	tail -n 2 "$T/d5.out"
+	[ "$DAEMON_RC" = 0 ] && grep -qF '"reason":"unloaded"' "$T/d5.out"
+}
+check "unload while the daemon runs: the daemon sees it and exits 0" t_unload_under_daemon
+
+t_daemon_loads()
+{
+	local out
+
+	[ ! -e "$PINS" ] || return 1
+	start_daemon d6 --policy "$T/policy.conf"
+	head -n 3 "$T/d6.out"
+	grep -qF '"pins":"loaded"' "$T/d6.out" || return 1
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	printf '%s\n' "$out" | grep -q 'eacces=1' || return 1
+	stop_daemon KILL
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	printf '%s\n' "$out" | grep -q 'eacces=1'
+}
+check "daemon with nothing loaded: loads, and enforcement outlives it" t_daemon_loads
+
+t_unload()
+{
+	nodefdctl unload || return 1
+	ls /sys/fs/bpf
+	[ ! -e "$PINS" ] || return 1
+	for p in /sys/fs/bpf/nodefd*; do
+		[ -e "$p" ] && { echo "left behind: $p"; return 1; }
+	done
+	return 0
+}
+check "unload leaves no pin behind" t_unload
+check "unload again: not loaded" expect 1 "unload: not loaded" nodefdctl unload
+check "policy show when not loaded" expect 1 "not loaded (no $PINS)" nodefdctl policy show
+
+rmdir "$CG/cli/enf/child" "$CG/cli/enf" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/later" \
+	"$CG/cli" 2>/dev/null
+done_testing
