@@ -590,6 +590,12 @@ static __always_inline const struct nodefd_policy *policy_of(struct task_struct 
 		if (p)
 			return p;
 	}
+	/* Deeper than MAX_CGROUP_DEPTH below its nearest policy: the root's is the default. */
+	if (level >= MAX_CGROUP_DEPTH) {
+		__u64 id = bpf_get_current_ancestor_cgroup_id(0);
+
+		return bpf_map_lookup_elem(policies, &id);
+	}
 	return NULL;	/* no policy anywhere: every rule enforced */
 }
 
