@@ -74,8 +74,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define EACCES 13
 #define PROC_SUPER_MAGIC 0x9fa0
 
-#define S_IFMT 00170000
-#define S_IFDIR 0040000
 #define S_IXUSR 00100
 #define S_IXGRP 00010
 #define S_IXOTH 00001
@@ -334,36 +332,6 @@ __noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64
 	return (a.other_perm & 1) ? SEARCH_OK : SEARCH_DENIED;
 }
 
-/* generic_permission(dir, MAY_EXEC) as the opener, from what the inode has cached. */
-__noinline int nodefd_may_search(__u64 inode_ptr, __u64 groups, int ngroups, __u64 ids,
-				 int dac_search)
-{
-	struct inode *inode = (void *)inode_ptr;
-	__u16 mode = BPF_CORE_READ(inode, i_mode);
-	__u32 uid = BPF_CORE_READ(inode, i_uid.val);
-	__u32 gid = BPF_CORE_READ(inode, i_gid.val);
-
-	if (dac_search)
-		return SEARCH_OK;
-	if (uid == ids >> 32)
-		return (mode & S_IXUSR) ? SEARCH_OK : SEARCH_DENIED;
-	if ((BPF_CORE_READ(inode, i_sb, s_flags) & SB_POSIXACL) && (mode & S_IRWXG)) {
-		struct posix_acl *acl = BPF_CORE_READ(inode, i_acl);
-
-		if (acl == ACL_NOT_CACHED) {
-			/* With no ->get_acl (tmpfs) the kernel would cache "none". */
-			if (BPF_CORE_READ(inode, i_op, get_acl))
-				return SEARCH_UNKNOWN;
-			acl = NULL;
-		}
-		if (acl)
-			return nodefd_acl_search((__u64)acl, groups, ngroups, ids, gid);
-	}
-	if (nodefd_in_group(groups, ngroups, (__u32)ids, gid))
-		return (mode & S_IXGRP) ? SEARCH_OK : SEARCH_DENIED;
-	return (mode & S_IXOTH) ? SEARCH_OK : SEARCH_DENIED;
-}
-
 /* One walk from a target up to the opener's root, for the ancestors and reach rules. */
 struct walk {
 	struct opener o;
@@ -427,7 +395,7 @@ static long walk_step(__u32 i, void *ctx)
 	if (w->o.dac_search)
 		return 0;
 
-	/* generic_permission(p, MAY_EXEC), the common cases here, the rest in may_search. */
+	/* generic_permission(p, MAY_EXEC): owner bits, ACL, then group or other bits. */
 	inode = BPF_CORE_READ(p, d_inode);
 	mode = BPF_CORE_READ(inode, i_mode);
 	uid = BPF_CORE_READ(inode, i_uid.val);
@@ -439,8 +407,17 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if ((w->sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
 		acl = BPF_CORE_READ(inode, i_acl);
+		/* Not cached: with no ->get_acl (tmpfs) the kernel would cache "none". */
+		if (acl == ACL_NOT_CACHED) {
+			if (BPF_CORE_READ(inode, i_op, get_acl)) {
+				s = SEARCH_UNKNOWN;
+				goto refused;
+			}
+			acl = NULL;
+		}
 		if (acl) {
-			s = nodefd_may_search((__u64)inode, w->o.groups, w->o.ngroups, w->o.ids, 0);
+			s = nodefd_acl_search((__u64)acl, w->o.groups, w->o.ngroups, w->o.ids,
+					      BPF_CORE_READ(inode, i_gid.val));
 			if (s == SEARCH_OK)
 				return 0;
 			goto refused;
