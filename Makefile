@@ -9,19 +9,25 @@ CLANG		?= clang
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 ARCH		:= $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
-# The kernel nodefd is built and tested against: vmtest/build-kernel prints its cached build
-# directory (building it the first time). Everything BPF-side is CO-RE, so the same object
-# also runs on Debian's stock kernel.
+# The test kernel: vmtest/build-kernel prints its cached build directory (building it the
+# first time). Only the in-VM test programs need it (the kselftest harness comes from its
+# tree); nodefdctl and the BPF object do not.
 KDIR_FILE	:= $(BUILD)/kdir
 KDIR		= $(shell cat $(KDIR_FILE))
 KSRC		= $(KDIR)/linux
-VMLINUX_BTF	?= $(KDIR)/vmlinux
+
+# The kernel types the BPF programs read: bpf/kernel_types.h, kept in the tree, declares just the
+# fields nodefd uses, all CO-RE relocatable, so the object is the same whatever kernel the
+# build machine runs and loads on every kernel that has those fields. VMLINUX_H=FILE builds
+# against another header instead, e.g. one that `bpftool btf dump file ... format c` made
+# from a kernel's BTF (tests/host/btf.sh does that for each kernel nodefd is tested on).
+VMLINUX_H	?= bpf/kernel_types.h
 
 CFLAGS		?= -O2 -g
 CFLAGS		+= -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE
 CPPFLAGS	+= -Iinclude -I$(BUILD)
 BPF_CFLAGS	:= -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-		   -Iinclude -I$(BUILD) -I/usr/include/$(shell uname -m)-linux-gnu
+		   -Iinclude -I$(BUILD)/vmlinux -I/usr/include/$(shell uname -m)-linux-gnu
 # Static: the guest has no libc, and one binary then runs on both kernels and the host.
 LDFLAGS		+= -static
 LDLIBS_BPF	:= -lbpf -lelf -lz
@@ -36,7 +42,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean deps kernel check demo bench FORCE
+.PHONY: all tests clean deps kernel check demo bench FORCE
 
 all: $(BUILD)/bin/nodefdctl
 
@@ -54,11 +60,12 @@ kernel: $(KDIR_FILE)
 $(BUILD) $(BUILD)/bin:
 	$(Q)mkdir -p $@
 
-$(BUILD)/vmlinux.h: $(KDIR_FILE)
-	$(call msg,GEN,$@)
-	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+# Copied only when it differs, so a VMLINUX_H that names the same header rebuilds nothing.
+$(BUILD)/vmlinux/vmlinux.h: $(VMLINUX_H) FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)cmp -s $< $@ || { printf '  %-8s %s\n' GEN "$@ (from $<)"; cp $< $@; }
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h include/nodefd.h $(wildcard bpf/*.bpf.h)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux/vmlinux.h include/nodefd.h $(wildcard bpf/*.bpf.h)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -80,27 +87,31 @@ $(BUILD)/bin/nodefdctl: $(NODEFDCTL_OBJS) | $(BUILD)/bin
 # nodefdctl's --json output: json-c; its policy file: libinih (INI); static like the rest.
 $(BUILD)/bin/nodefdctl: LDLIBS_BPF += -ljson-c -linih
 
-# In-VM test programs: each suite's fragment adds its binaries to TEST_BINS.
+# In-VM test programs: each suite's fragment adds its binaries to TEST_BINS. They need the test
+# kernel's tree, so only `make tests` (and check, demo, bench) builds them.
 TEST_BINS :=
 -include $(wildcard tests/*/build.mk)
-all: $(TEST_BINS)
+tests: all $(TEST_BINS)
+
+# Installation and packaging rules, and anything else that ships.
+-include $(wildcard dist/*.mk)
 
 # The README's test command: installs what is missing (as root), builds, runs the host tests
 # and the in-VM suites on both kernels, and ends with "N passed, N failed, N skipped".
 check:
 	$(Q)scripts/deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)tests/run
 
 # The README's main job: boots the VM and shows nodefd at work.
 demo:
 	$(Q)scripts/deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/demo
 
 bench:
 	$(Q)scripts/deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)vmtest/run -- nodefd_bench
 
 clean:

@@ -63,11 +63,12 @@
  * file_open oopses Linux 6.1).
  */
 
-#include "vmlinux.h"
+#include "vmlinux.h"	/* bpf/kernel_types.h, or VMLINUX_H (see the Makefile) */
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "nodefd.h"
+#include "compat.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -212,15 +213,21 @@ static __always_inline void opener_init(struct opener *o, struct task_struct *ta
 {
 	/* task is a BTF pointer: plain loads, no helper calls. */
 	const struct cred *cred = task->cred;
-	__u32 caps = cred->cap_effective.cap[0];
 	unsigned int level = cred->user_ns->level;
+	__u64 caps = 0;
+
+	/*
+	 * kernel_cap_t is two u32 (cap[0] low) up to 6.2 and one u64 since 6.3: the same eight
+	 * bytes on a little-endian machine, so one read of the whole field serves both.
+	 */
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
 
 	/* Read, not loaded: the global functions take the groups as a plain number. */
 	o->groups = (__u64)BPF_CORE_READ(cred, group_info);
 	o->ngroups = cred->group_info->ngroups;
 	o->ids = (__u64)cred->fsuid.val << 32 | cred->fsgid.val;
 	o->dac_search = level == 0 &&
-			(caps & ((1U << CAP_DAC_OVERRIDE) | (1U << CAP_DAC_READ_SEARCH)));
+			(caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH)));
 }
 
 /*
@@ -407,9 +414,9 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if ((w->sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
 		acl = BPF_CORE_READ(inode, i_acl);
-		/* Not cached: with no ->get_acl (tmpfs) the kernel would cache "none". */
+		/* Not cached: with no method to fetch it (tmpfs) the kernel would cache "none". */
 		if (acl == ACL_NOT_CACHED) {
-			if (BPF_CORE_READ(inode, i_op, get_acl)) {
+			if (inode_acl_method(inode)) {
 				s = SEARCH_UNKNOWN;
 				goto refused;
 			}
@@ -657,7 +664,8 @@ static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
 	__u32 zero = 0;
 
 	/* bpf_d_path is allowed in file_open: the path as the opener's root sees it. */
-	if (c->file && bpf_d_path(&c->file->f_path, ev->path, sizeof(ev->path)) > 0)
+	/* f_path is const since 6.11; bpf_d_path only reads it. */
+	if (c->file && bpf_d_path((struct path *)&c->file->f_path, ev->path, sizeof(ev->path)) > 0)
 		return;
 	if (!c->dentry || nodefd_path_of((__u64)c->dentry, (__u64)c->mnt))
 		return;
@@ -1033,4 +1041,84 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (judge_place(&c, cfg))
 		err = -EACCES;
 	return err;
+}
+
+/*
+ * linkat(fd, "", newdir, name, AT_EMPTY_PATH) gives the file behind fd a new name, the same
+ * thing linkat(AT_FDCWD, "/proc/self/fd/<fd>", ..., AT_SYMLINK_FOLLOW) does through the magic
+ * link. Up to 6.9 it needs CAP_DAC_READ_SEARCH; since 6.10 any caller may do it with an fd it
+ * opened itself. The new name is then open to whatever the file's own mode allows, so it is
+ * judged as the walk through the link is: the source must be reachable now.
+ *
+ * The hook sees only the dentries; whether this link is fd-based comes from the system call's
+ * own arguments (x86-64 and ia32 linkat), and the fd must hold exactly the source. An
+ * io_uring worker has no such arguments to read: every link it makes is judged.
+ */
+#define NR_LINKAT_X86_64 265
+#define NR_LINKAT_IA32 303
+#define USER32_CS 0x23
+#define AT_EMPTY_PATH 0x1000
+#define PF_IO_WORKER 0x00000010
+
+static __always_inline int linkat_fd(struct task_struct *task, struct dentry *old_dentry)
+{
+	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
+	unsigned long nr, dfd, flags;
+	struct file *f;
+
+	if (!regs)
+		return -1;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
+	if ((BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS) {
+		if (nr != NR_LINKAT_IA32)
+			return -1;
+		dfd = BPF_CORE_READ(regs, bx);
+		flags = BPF_CORE_READ(regs, di);
+	} else {
+		if (nr != NR_LINKAT_X86_64)
+			return -1;
+		dfd = BPF_CORE_READ(regs, di);
+		flags = BPF_CORE_READ(regs, r8);
+	}
+	if (!(flags & AT_EMPTY_PATH) || (int)dfd < 0)
+		return -1;
+	f = fd_file(task, (int)dfd);
+	if (!f || BPF_CORE_READ(f, f_path.dentry) != old_dentry)
+		return -1;
+	return (int)dfd;
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct task_struct *task;
+	struct nodefd_config *cfg;
+	struct ctx c = {};
+	__u32 zero = 0;
+	int fd = -1;
+
+	if (ret)
+		return ret;
+	task = bpf_get_current_task_btf();
+	if (!(task->flags & PF_IO_WORKER)) {
+		fd = linkat_fd(task, old_dentry);
+		if (fd < 0)
+			return 0;
+	}
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg || !cfg->enabled)
+		return 0;
+	count(NODEFD_CNT_CHECKED);
+	c.task = task;
+	c.policy = policy_of(task);
+	c.hook = NODEFD_HOOK_LINK;
+	c.kind = NODEFD_KIND_FD;
+	c.holder_tgid = task->tgid;
+	c.fd = fd;
+	c.dentry = old_dentry;
+	/* A link never crosses mounts: the source is on the new directory's mount. */
+	c.mnt = BPF_CORE_READ(new_dir, mnt);
+	return judge_place(&c, cfg);
 }

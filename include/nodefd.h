@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 2
+#define NODEFD_ABI_VERSION 3
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 64	/* directories walked from a target up to the root */
@@ -108,12 +108,15 @@ enum nodefd_reason {
  * @NODEFD_HOOK_FOLLOW: when the link was followed (walks that go on
  *	through the link, and opens that do not reach file_open).
  * @NODEFD_HOOK_OPEN: when the file was opened through the link.
+ * @NODEFD_HOOK_LINK: when an open file was given a new name with
+ *	linkat(fd, "", ..., AT_EMPTY_PATH) (no magic link, the same effect).
  * @NODEFD_HOOK_NR: number of hooks.
  */
 enum nodefd_hook {
 	NODEFD_HOOK_FOLLOW = 0,
 	NODEFD_HOOK_OPEN = 1,
-	NODEFD_HOOK_NR = 2,
+	NODEFD_HOOK_LINK = 2,
+	NODEFD_HOOK_NR = 3,
 };
 
 /* nodefd_policy.flags: relaxations of the rules. */

@@ -206,6 +206,7 @@ static const char *const reason_names[NODEFD_REASON_NR] = {
 static const char *const hook_names[NODEFD_HOOK_NR] = {
 	[NODEFD_HOOK_FOLLOW] = "follow",
 	[NODEFD_HOOK_OPEN] = "open",
+	[NODEFD_HOOK_LINK] = "link",
 };
 
 #define NAME_OF(table, v) ((v) < ARRAY_SIZE(table) ? (table)[v] : "unknown")

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* kernel_types.h - the kernel structures nodefd reads, as CO-RE relocatable declarations */
+#ifndef __NODEFD_KERNEL_TYPES_H
+#define __NODEFD_KERNEL_TYPES_H
+
+/*
+ * This stands in for a vmlinux.h generated from one kernel's BTF.  Every
+ * struct is preserve_access_index: the compiler records each field access
+ * by name, and libbpf moves it to the field's offset in the BTF of the
+ * kernel the object is loaded on.  Only the fields nodefd uses are
+ * declared, so the offsets and sizes here mean nothing; names and types
+ * must match the kernel's, and a field that a kernel lacks fails the load
+ * unless its use is guarded with bpf_core_field_exists().
+ *
+ * Keeping this in the tree makes the object the same whatever kernel the
+ * build machine runs (a header generated from /sys/kernel/btf/vmlinux
+ * would follow the build host's kernel), and it lists the whole kernel
+ * surface nodefd depends on in one place.  tests/host/btf.sh builds the
+ * programs against full headers generated from every tested kernel too.
+ *
+ * Where a structure changed between the kernels nodefd supports, this
+ * header has the newest shape; the older ones are flavours in
+ * bpf/compat.bpf.h, which work with a generated header too.
+ */
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+typedef unsigned short umode_t;
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+typedef struct { u32 val; } kuid_t;
+typedef struct { u32 val; } kgid_t;
+
+/* Since 6.3 one u64 (val); before, two u32 (cap[2]). Read as 8 bytes either way. */
+typedef struct { u64 val; } kernel_cap_t;
+
+struct hlist_node {
+	struct hlist_node *next;
+	struct hlist_node **pprev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct hlist_bl_node {
+	struct hlist_bl_node *next;
+	struct hlist_bl_node **pprev;
+};
+
+struct qstr {
+	union {
+		struct {
+			u32 hash;
+			u32 len;
+		};
+		u64 hash_len;
+	};
+	const unsigned char *name;
+};
+
+struct ns_common {
+	unsigned int inum;
+};
+
+struct user_namespace {
+	struct user_namespace *parent;
+	int level;
+	kuid_t owner;
+	struct ns_common ns;
+};
+
+struct group_info {
+	int ngroups;
+	kgid_t gid[];
+};
+
+struct cred {
+	kuid_t uid;
+	kgid_t gid;
+	kuid_t euid;
+	kgid_t egid;
+	kuid_t fsuid;
+	kgid_t fsgid;
+	kernel_cap_t cap_effective;
+	struct user_namespace *user_ns;
+	struct group_info *group_info;
+};
+
+struct super_block {
+	unsigned long s_magic;
+	unsigned long s_flags;
+	unsigned int s_dev;
+	struct user_namespace *s_user_ns;
+};
+
+struct posix_acl;
+
+/* The ACL methods, whose names changed in 6.2, are in bpf/compat.bpf.h. */
+struct inode_operations {
+	const char *(*get_link)(void *dentry, void *inode, void *done);
+	int (*permission)(void *idmap, void *inode, int mask);
+};
+
+struct inode {
+	umode_t i_mode;
+	unsigned int i_flags;
+	kuid_t i_uid;
+	kgid_t i_gid;
+	struct posix_acl *i_acl;
+	const struct inode_operations *i_op;
+	struct super_block *i_sb;
+	unsigned long i_ino;
+	unsigned long i_state;
+	unsigned int i_nlink;
+};
+
+struct dentry {
+	struct hlist_bl_node d_hash;
+	struct dentry *d_parent;
+	struct qstr d_name;
+	struct inode *d_inode;
+};
+
+struct vfsmount {
+	struct dentry *mnt_root;
+	struct super_block *mnt_sb;
+	int mnt_flags;
+};
+
+struct mnt_namespace {
+	struct ns_common ns;
+};
+
+struct mount {
+	struct mount *mnt_parent;
+	struct dentry *mnt_mountpoint;
+	struct vfsmount mnt;
+	struct mnt_namespace *mnt_ns;
+};
+
+struct path {
+	struct vfsmount *mnt;
+	struct dentry *dentry;
+};
+
+struct file {
+	struct path f_path;
+	struct inode *f_inode;
+	unsigned int f_flags;
+	unsigned int f_mode;
+	const struct cred *f_cred;
+};
+
+struct posix_acl_entry {
+	short e_tag;
+	unsigned short e_perm;
+	union {
+		kuid_t e_uid;
+		kgid_t e_gid;
+	};
+};
+
+struct posix_acl {
+	unsigned int a_count;
+	struct posix_acl_entry a_entries[];
+};
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
+
+struct fs_struct {
+	struct path root;
+	struct path pwd;
+};
+
+struct mm_struct {
+	struct file *exe_file;
+};
+
+struct nsproxy {
+	struct mnt_namespace *mnt_ns;
+};
+
+struct cgroup {
+	int level;
+};
+
+struct css_set {
+	struct cgroup *dfl_cgrp;
+};
+
+enum pid_type {
+	PIDTYPE_PID = 0,
+	PIDTYPE_TGID = 1,
+	PIDTYPE_PGID = 2,
+	PIDTYPE_SID = 3,
+	PIDTYPE_MAX = 4,
+};
+
+struct pid {
+	struct hlist_head tasks[PIDTYPE_MAX];
+};
+
+struct nameidata {
+	struct qstr last;
+	unsigned int flags;
+	int total_link_count;
+};
+
+/* x86-64's saved user registers, for the arguments of the system call being made. */
+struct pt_regs {
+	unsigned long r10;
+	unsigned long r8;
+	unsigned long bx;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
+	unsigned long cx;
+	unsigned long cs;
+};
+
+struct task_struct {
+	unsigned int flags;
+	int pid;
+	int tgid;
+	struct hlist_node pid_links[PIDTYPE_MAX];
+	const struct cred *cred;
+	struct nameidata *nameidata;
+	struct fs_struct *fs;
+	struct files_struct *files;
+	struct nsproxy *nsproxy;
+	struct mm_struct *mm;
+	struct css_set *cgroups;
+};
+
+union proc_op {
+	int (*proc_get_link)(struct dentry *, struct path *, struct task_struct *);
+};
+
+struct proc_inode {
+	struct pid *pid;
+	unsigned int fd;
+	union proc_op op;
+	struct inode vfs_inode;
+};
+
+#pragma clang attribute pop
+
+#endif /* __NODEFD_KERNEL_TYPES_H */
