@@ -1117,7 +1117,8 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	c.kind = NODEFD_KIND_FD;
 	c.holder_tgid = task->tgid;
 	c.fd = fd;
-	c.dentry = old_dentry;
+	/* A copy, not the trusted argument: the global functions take it as a plain number. */
+	bpf_probe_read_kernel(&c.dentry, sizeof(c.dentry), &ctx[0]);
 	/* A link never crosses mounts: the source is on the new directory's mount. */
 	c.mnt = BPF_CORE_READ(new_dir, mnt);
 	return judge_place(&c, cfg);
