@@ -5,6 +5,8 @@
 #   enforce_legit_test   what must keep working, loaded or not
 #   enforce_race_test    reopens racing chmod, rename and dup2 (NODEFD_EXPECT=hole or refused)
 #   enforce_events_test  what `nodefdctl events --json` reports for a refusal (loaded only)
+#   enforce_relink_test  linkat() of an open file, by fd (AT_EMPTY_PATH) or through the link
+#   enforce_disk_test    search permission from ACLs on ext4, cached and read from disk
 #   enforce-run          the guest-side driver of all four: `vmtest/run -- enforce-run`
 #
 # Included from the top-level Makefile, which defines BUILD, KSRC (the test kernel's tree, for
@@ -13,7 +15,8 @@
 # KDIR_FILE, Q and msg.
 
 ENFORCE_TEST_BINS := $(BUILD)/bin/enforce_attack_test $(BUILD)/bin/enforce_legit_test \
-		     $(BUILD)/bin/enforce_race_test $(BUILD)/bin/enforce_events_test
+		     $(BUILD)/bin/enforce_race_test $(BUILD)/bin/enforce_events_test \
+		     $(BUILD)/bin/enforce_relink_test $(BUILD)/bin/enforce_disk_test
 TEST_BINS += $(ENFORCE_TEST_BINS) $(BUILD)/bin/enforce-run
 
 # -isystem: the 6.1 harness is not -Wextra clean, and -Werror would fail on its warnings.
@@ -23,6 +26,8 @@ $(BUILD)/bin/enforce_attack_test: tests/enforce/attack_test.c
 $(BUILD)/bin/enforce_legit_test: tests/enforce/legit_test.c
 $(BUILD)/bin/enforce_race_test: tests/enforce/race_test.c
 $(BUILD)/bin/enforce_events_test: tests/enforce/events_test.c
+$(BUILD)/bin/enforce_relink_test: tests/enforce/relink_test.c
+$(BUILD)/bin/enforce_disk_test: tests/enforce/disk_test.c
 
 $(ENFORCE_TEST_BINS): tests/enforce/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
 	$(call msg,CC,$@)

@@ -49,6 +49,8 @@ echo "# kernel $(uname -r), LSMs: $(cat /sys/kernel/security/lsm 2>/dev/null)"
 suite "attack (hole)" env NODEFD_EXPECT=hole enforce_attack_test
 suite "legit (plain)" enforce_legit_test
 suite "race (hole)" env NODEFD_EXPECT=hole enforce_race_test
+suite "relink (hole)" env NODEFD_EXPECT=hole enforce_relink_test
+suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -56,6 +58,8 @@ if nodefdctl load; then
 	suite "attack (refused)" env NODEFD_EXPECT=refused enforce_attack_test
 	suite "legit (loaded)" enforce_legit_test
 	suite "race (refused)" env NODEFD_EXPECT=refused enforce_race_test
+	suite "relink (refused)" env NODEFD_EXPECT=refused enforce_relink_test
+	suite "disk (refused)" env NODEFD_EXPECT=refused enforce_disk_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status
