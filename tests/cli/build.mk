@@ -3,7 +3,7 @@
 # tests/cli/build.mk: the in-VM tests of nodefdctl's command line. Into $(BUILD)/bin:
 #   reopen-probe  the article's reopen, from a cgroup the test picks (tests/cli/reopen-probe.c)
 #   cli-lib.sh    tests/lib.sh (TAP: check, skip, done_testing), which cli-run sources
-#   cli-run       the guest-side driver: `vmtest/run [--kernel=onode|stock] -- cli-run`
+#   cli-run       the guest-side driver: `vmtest/run [--kernel=onode|debian12|debian13] -- cli-run`
 #
 # Included from the top-level Makefile (BUILD, CC, CPPFLAGS, CFLAGS, LDFLAGS with -static, Q, msg).
 

@@ -9,7 +9,7 @@
 # something was refused, that the maps are exactly as they were. TAP on stdout; exits 1 if
 # anything failed.
 #
-#   vmtest/run [--kernel=onode|stock] -- cli-run
+#   vmtest/run [--kernel=onode|debian12|debian13] -- cli-run
 set -u
 . "$(dirname "$0")/cli-lib.sh"
 

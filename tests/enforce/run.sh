@@ -7,7 +7,7 @@
 # never wrong, the events reported; then `nodefdctl unload`. Prints each suite's TAP under a
 # "### NAME" header and TAP lines of its own for load and unload; exits 1 if anything failed.
 #
-#   vmtest/run [--kernel=onode|stock] -- enforce-run
+#   vmtest/run [--kernel=onode|debian12|debian13] -- enforce-run
 set -u
 
 status=0

@@ -29,8 +29,18 @@ out_contains()
 	grep -qw -- "$word" <<<"$out"
 }
 
-check "stock kernel lists bpf in its LSMs" \
-	out_contains bpf vmtest/run --kernel=stock -- cat /sys/kernel/security/lsm
+check "debian12 kernel lists bpf in its LSMs" \
+	out_contains bpf vmtest/run --kernel=debian12 -- cat /sys/kernel/security/lsm
+check "debian13 kernel is 6.12 and lists bpf in its LSMs" \
+	out_contains bpf vmtest/run --kernel=debian13 -- sh -c \
+	'case $(uname -r) in 6.12.*) cat /sys/kernel/security/lsm ;; *) uname -r; exit 1 ;; esac'
+# The disk tests need a real disk filesystem: on Debian's kernels through modules vmtest/run
+# loads (virtio_blk), on onode built in.
+for k in onode debian12 debian13; do
+	check "$k guest has ext4 with ACLs on /mnt/ext4" \
+		out_contains ext4 vmtest/run --kernel=$k -- sh -c \
+		'grep " /mnt/ext4 ext4 " /proc/mounts'
+done
 check "onode kernel lists bpf in its LSMs" \
 	out_contains bpf vmtest/run --kernel=onode -- cat /sys/kernel/security/lsm
 check "a false command fails the run" expect_status 1 vmtest/run -- false

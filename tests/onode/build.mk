@@ -2,7 +2,7 @@
 #
 # tests/onode/build.mk: the O_NODE test programs, $(BUILD)/bin/onode_test (tests/onode/onode_test.c)
 # and $(BUILD)/bin/onode_flags_test (tests/onode/flags_test.c). Both run in the VM, on the test
-# kernel (all pass) and on the stock one (all skip: "kernel has no O_NODE").
+# kernel (all pass) and on Debian's (all skip: "kernel has no O_NODE").
 #
 # Included from the top-level Makefile, which defines before the include:
 #   BUILD      build directory; the programs go to $(BUILD)/bin/, which has a rule of its own
