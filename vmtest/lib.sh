@@ -148,3 +148,24 @@ vmtest_deps()
 {
 	"$VMTEST_DIR/deps"
 }
+
+# vmtest_extract_vmlinux VMLINUZ OUT: the ELF vmlinux (with its .BTF section) inside a bzImage,
+# found by trying each compressed stream the image may hold until one unpacks to an ELF file.
+vmtest_extract_vmlinux()
+{
+	local img=$1 out=$2 magic tool off
+
+	for magic in 'zstd:\x28\xb5\x2f\xfd' 'xz:\xfd7zXZ\x00' 'gzip:\x1f\x8b\x08' 'lz4:\x02\x21\x4c\x18'; do
+		tool=${magic%%:*}
+		command -v "$tool" >/dev/null || continue
+		for off in $(LC_ALL=C grep -obaP "${magic#*:}" "$img" | head -n 8 | cut -d: -f1); do
+			tail -c "+$((off + 1))" "$img" | "$tool" -dc >"$out.$$" 2>/dev/null || true
+			if [ "$(head -c 4 "$out.$$" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+				mv "$out.$$" "$out"
+				return 0
+			fi
+		done
+	done
+	rm -f "$out.$$"
+	return 1
+}
