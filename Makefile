@@ -109,10 +109,15 @@ demo:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/demo
 
+# One boot per kernel; BENCH_KERNELS picks them.
+BENCH_KERNELS	?= onode debian12 debian13
 bench:
 	$(Q)scripts/deps
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)vmtest/run -- nodefd_bench
+	$(Q)for k in $(BENCH_KERNELS); do \
+		echo "== nodefd_bench on $$k"; \
+		vmtest/run --kernel=$$k -- nodefd_bench || exit 1; \
+	done
 
 clean:
 	$(Q)rm -rf $(BUILD)
