@@ -55,9 +55,9 @@
  * compare.  A covered link: a policy lookup (one hash lookup per cgroup
  * level until an entry is found) and, for ancestors and reach, one step
  * per directory up to the opener's root, bounded by NODEFD_MAX_DEPTH
- * (reached: refused and counted), each step a mode check, plus up to
- * NODEFD_MAX_GROUPS group and NODEFD_MAX_ACL ACL entries when the
- * directory is not the opener's and has group permission bits.
+ * (reached: refused and counted), each step a mode check, plus a binary
+ * search of the opener's groups and a pass over the ACL's entries when
+ * the directory is not the opener's and has group permission bits.
  *
  * Return values: only 0 or a negative errno (a positive value from
  * file_open oopses Linux 6.1).
@@ -104,7 +104,6 @@ char LICENSE[] SEC("license") = "GPL";
 #define ACL_MASK 0x10
 #define ACL_OTHER 0x20
 
-#define MAX_CGROUP_DEPTH 32
 #define PATH_COMPONENTS 16
 
 /* The functions that tell the magic links apart (text symbols, in every kallsyms). */
@@ -236,22 +235,33 @@ static __always_inline void opener_init(struct opener *o, struct task_struct *ta
  */
 enum search { SEARCH_OK, SEARCH_DENIED, SEARCH_UNKNOWN };
 
-/* in_group_p(): the fsgid or one of the first NODEFD_MAX_GROUPS supplementary groups. */
+/*
+ * in_group_p(): the fsgid, or one of the supplementary groups. The kernel keeps them sorted
+ * (groups_sort() before set_groups()) and looks a gid up with a binary search, groups_search();
+ * so does this, over all of them: NGROUPS_MAX is 65536, 17 halvings.
+ */
 __noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
 {
 	struct group_info *gi = (void *)groups;
+	unsigned int lo = 0, hi = ngroups > 0 ? ngroups : 0;
 	__u32 g;
 
 	if (gid == fsgid)
 		return 1;
-	/* More groups than NODEFD_MAX_GROUPS: the rest count as not held (fail closed). */
-	for (int i = 0; i < NODEFD_MAX_GROUPS; i++) {
-		if (i >= ngroups)
+	for (int i = 0; i < NODEFD_GROUP_STEPS; i++) {
+		unsigned int mid;
+
+		if (lo >= hi)
 			break;
-		if (bpf_core_read(&g, sizeof(g), &gi->gid[i]))
-			break;
+		mid = lo + (hi - lo) / 2;
+		if (bpf_core_read(&g, sizeof(g), &gi->gid[mid]))
+			return 0;
 		if (g == gid)
 			return 1;
+		if (g < gid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
 	return 0;
 }
@@ -554,33 +564,36 @@ static __always_inline void check_reach(struct reach *r, const struct opener *o,
 	}
 }
 
+/* The nearest policy from the task's cgroup up: one hash lookup per level. */
+struct policy_walk {
+	void *policies;
+	int level;
+	const struct nodefd_policy *found;
+};
+
+static long policy_step(__u32 i, void *ctx)
+{
+	struct policy_walk *pw = ctx;
+	__u64 id;
+
+	if (pw->level - (int)i < 0)
+		return 1;
+	id = bpf_get_current_ancestor_cgroup_id(pw->level - i);
+	pw->found = bpf_map_lookup_elem(pw->policies, &id);
+	return pw->found ? 1 : 0;
+}
+
 static __always_inline const struct nodefd_policy *policy_of(struct task_struct *task)
 {
-	int level = task->cgroups->dfl_cgrp->level;
+	struct policy_walk pw = { .level = task->cgroups->dfl_cgrp->level };
 	__u32 zero = 0;
-	void *policies = bpf_map_lookup_elem(&cgroup_policy, &zero);
 
-	if (!policies)
+	pw.policies = bpf_map_lookup_elem(&cgroup_policy, &zero);
+	if (!pw.policies)
 		return NULL;
-
-	for (int i = 0; i < MAX_CGROUP_DEPTH; i++) {
-		const struct nodefd_policy *p;
-		__u64 id;
-
-		if (level - i < 0)
-			break;
-		id = bpf_get_current_ancestor_cgroup_id(level - i);
-		p = bpf_map_lookup_elem(policies, &id);
-		if (p)
-			return p;
-	}
-	/* Deeper than MAX_CGROUP_DEPTH below its nearest policy: the root's is the default. */
-	if (level >= MAX_CGROUP_DEPTH) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(0);
-
-		return bpf_map_lookup_elem(policies, &id);
-	}
-	return NULL;	/* no policy anywhere: every rule enforced */
+	/* Every level, however deep a delegated subtree nests: the nearest policy counts. */
+	bpf_loop(NODEFD_MAX_CGROUP_LEVELS, policy_step, &pw, 0);
+	return pw.found;	/* NULL: no policy anywhere, every rule enforced */
 }
 
 /* Everything a decision needs to say in an event. */

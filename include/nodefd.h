@@ -14,9 +14,10 @@
 #define NODEFD_ABI_VERSION 3
 
 /* Limits (the cost of each is in docs/design.md). */
-#define NODEFD_MAX_DEPTH 64	/* directories walked from a target up to the root */
-#define NODEFD_MAX_GROUPS 32	/* supplementary groups searched */
-#define NODEFD_MAX_ACL 16	/* POSIX ACL entries searched */
+#define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
+#define NODEFD_GROUP_STEPS 17	/* halvings that search NGROUPS_MAX (65536) groups */
+#define NODEFD_MAX_ACL 8192	/* POSIX ACL entries: as many as XATTR_SIZE_MAX holds */
+#define NODEFD_MAX_CGROUP_LEVELS 4096 /* cgroup levels searched for a policy */
 #define NODEFD_PATH_MAX 256	/* bytes of path in an event */
 #define NODEFD_NAME_MAX 64	/* bytes of the refusing directory's name */
 #define NODEFD_COMM_LEN 16

@@ -332,7 +332,7 @@ struct enf_ident {
 	uid_t uid;
 	gid_t gid;
 	int ngroups;
-	gid_t groups[4];
+	gid_t groups[64];
 };
 
 #define ENF_ROOT ((struct enf_ident){ .uid = 0, .gid = 0 })

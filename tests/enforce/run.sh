@@ -51,6 +51,7 @@ suite "legit (plain)" enforce_legit_test
 suite "race (hole)" env NODEFD_EXPECT=hole enforce_race_test
 suite "relink (hole)" env NODEFD_EXPECT=hole enforce_relink_test
 suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
+suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -60,6 +61,7 @@ if nodefdctl load; then
 	suite "race (refused)" env NODEFD_EXPECT=refused enforce_race_test
 	suite "relink (refused)" env NODEFD_EXPECT=refused enforce_relink_test
 	suite "disk (refused)" env NODEFD_EXPECT=refused enforce_disk_test
+	suite "limits (refused)" env NODEFD_EXPECT=refused enforce_limits_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status
