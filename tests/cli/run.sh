@@ -241,6 +241,32 @@ check "policy show: the root has none (every rule enforced)" \
 check "attack from cli/enf: refused, one deny event with its cgroup" attack cli/enf 1 deny
 check "attack from cli/enf/child: refused (inherited), event names the child" \
 	attack cli/enf/child 1 deny
+# A delegated subtree may nest deeply; the nearest policy counts at any depth, not the root's.
+deep=cli/enf
+for i in $(seq 1 40); do
+	deep=$deep/d$i
+done
+mkdir -p "$CG/$deep"
+t_deep()
+{
+	local rc=0
+
+	nodefdctl policy set /sys/fs/cgroup off >/dev/null || return 1
+	attack "$deep" 1 deny || rc=1
+	nodefdctl policy unset /sys/fs/cgroup >/dev/null || rc=1
+	return $rc
+}
+check "attack from 40 levels below cli/enf, the root's policy off: refused (cli/enf's)" t_deep
+rmdir_deep()
+{
+	local d=$deep
+
+	while [ "$d" != cli/enf ]; do
+		rmdir "$CG/$d" || return 1
+		d=${d%/*}
+	done
+}
+check "the deep cgroups are removed" rmdir_deep
 check "attack from cli/aud: allowed and reported (audit)" attack cli/aud 0 audit
 check "attack from cli/off: allowed, no event" attack cli/off 0 none
 
