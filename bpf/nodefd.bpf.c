@@ -155,10 +155,24 @@ struct task_state {
 	__s32 fd;		/* fd number for NODEFD_KIND_FD, else -1 */
 	__u32 orig_mode;
 	__u32 orig_flags;
-	__u8 armed;
+	__u64 syscall;		/* ARMED_PATH_OP: the system call the walk was made for */
+	__u8 armed;		/* enum armed */
 	__u8 kind;
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
-	__u8 pad[5];
+	__u8 loose;		/* ARMED_OPEN by "/" or "/." after the link: match by target */
+	__u8 pad[4];
+};
+
+/*
+ * What a walk that ended on a magic link left for the hook that acts on its result: an open
+ * (file_open, which matches the walk by its nameidata), or another operation on the path,
+ * truncate(2) or linkat(2) (path_truncate, path_link, which match it by the system call and
+ * the target: the walk is over by then).
+ */
+enum armed {
+	ARMED_NONE = 0,
+	ARMED_OPEN = 1,
+	ARMED_PATH_OP = 2,
 };
 
 struct {
@@ -825,6 +839,85 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
 	st->has_origin = 1;
 }
 
+/*
+ * Upgrade and append for an access c->req_mode/c->req_flags asks of a file whose original
+ * open was c->orig_mode/c->orig_flags: 0 or -EACCES. O_TRUNC counts as writing.
+ */
+static __always_inline int judge_access(struct ctx *c)
+{
+	__u32 orig, req;
+	int err = 0;
+
+	orig = c->orig_mode & (FMODE_READ | FMODE_WRITE);
+	if (c->policy && (c->policy->flags & NODEFD_POLICY_PATH_READ) && !c->canary &&
+	    ((c->orig_mode & FMODE_PATH) || (c->orig_flags & O_NODE)))
+		orig |= FMODE_READ;
+	req = c->req_mode & (FMODE_READ | FMODE_WRITE);
+	/*
+	 * execve() reads what it runs; the file's own exec bit is what counts. It marks its open
+	 * with __FMODE_EXEC in f_flags.
+	 */
+	if (c->req_flags & FMODE_EXEC)
+		req &= ~FMODE_READ;
+	if (c->req_flags & O_TRUNC)
+		req |= FMODE_WRITE;
+	if ((req & ~orig) && rule_on(c, NODEFD_RULE_UPGRADE) &&
+	    verdict(c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RULE, NULL))
+		err = -EACCES;
+	/* Truncating destroys what an append-only writer may not touch, O_APPEND or not. */
+	if ((orig & FMODE_WRITE) && (c->orig_flags & O_APPEND) && (req & FMODE_WRITE) &&
+	    (!(c->req_flags & O_APPEND) || (c->req_flags & O_TRUNC)) &&
+	    rule_on(c, NODEFD_RULE_APPEND) && verdict(c, NODEFD_RULE_APPEND, NODEFD_REASON_RULE, NULL))
+		err = -EACCES;
+	return err;
+}
+
+/* The system call being made: its number, and a user pointer that tells two calls apart. */
+static __always_inline __u64 current_syscall(struct task_struct *task)
+{
+	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
+
+	if (!regs)
+		return 0;
+	return BPF_CORE_READ(regs, orig_ax) << 48 ^ BPF_CORE_READ(regs, di) ^
+	       BPF_CORE_READ(regs, si);
+}
+
+/*
+ * What follows a link's name in the path: nothing (TAIL_NONE), only slashes and "." components
+ * (TAIL_SAME: the walk ends on the link's target all the same), or more (TAIL_MORE). Read in
+ * one piece of TAIL_PEEK bytes; a longer run of slashes and dots counts as more.
+ */
+enum { TAIL_NONE, TAIL_SAME, TAIL_MORE };
+#define TAIL_PEEK 16
+
+static __always_inline int tail_kind(const char *p)
+{
+	char buf[TAIL_PEEK] = {};
+	bool slash = false;
+
+	if (bpf_probe_read_kernel_str(buf, sizeof(buf), p) < 0)
+		return TAIL_MORE;	/* unreadable: not known to end here, judged at the link */
+	if (!buf[0])
+		return TAIL_NONE;
+	for (int i = 0; i < TAIL_PEEK; i++) {
+		if (!buf[i])
+			return TAIL_SAME;
+		if (buf[i] == '/') {
+			slash = true;
+			continue;
+		}
+		/* "." right after a slash, followed by a slash or the end. */
+		if (buf[i] == '.' && slash && (i + 1 >= TAIL_PEEK || !buf[(i + 1) & (TAIL_PEEK - 1)] ||
+					      buf[(i + 1) & (TAIL_PEEK - 1)] == '/')) {
+			slash = false;
+			continue;
+		}
+		return TAIL_MORE;
+	}
+	return TAIL_MORE;
+}
+
 SEC("lsm/inode_follow_link")
 int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu,
 	     int ret)
@@ -839,7 +932,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	struct ctx c = {};
 	__u32 zero = 0;
 	__u8 kind;
-	char next = 0;
+	int tail;
 
 	if (ret)
 		return ret;
@@ -942,9 +1035,12 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->nd = (__u64)nd;
 	st->last_name = (__u64)nd->last.name;
 	st->last_hash_len = BPF_CORE_READ(nd, last.hash_len);
-	/* hash_len is len << 32 | hash (hashlen_len()): the character after the link's name. */
-	if (bpf_probe_read_kernel(&next, 1, (void *)(st->last_name + (st->last_hash_len >> 32))))
-		next = '/';	/* unreadable: not known to be trailing, judge it here */
+	/* hash_len is len << 32 | hash (hashlen_len()): what follows the link's name. */
+	tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
+	/* Matched by its target at the open, so only with a target known: else judged here. */
+	if (tail == TAIL_SAME && !st->dentry)
+		tail = TAIL_MORE;
+	st->loose = tail == TAIL_SAME;
 
 	c.holder_tgid = st->holder_tgid;
 	c.fd = st->fd;
@@ -952,8 +1048,8 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	c.orig_flags = st->orig_flags;
 
 	/* The trailing link of an open: everything is judged on the file opened. */
-	if ((nd->flags & LOOKUP_OPEN) && next == '\0') {
-		st->armed = 1;
+	if ((nd->flags & LOOKUP_OPEN) && tail != TAIL_MORE) {
+		st->armed = ARMED_OPEN;
 		return 0;
 	}
 
@@ -967,7 +1063,17 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	}
 	c.dentry = (struct dentry *)st->dentry;
 	c.mnt = (struct vfsmount *)st->mnt;
-	return judge_place(&c, cfg);
+	if (judge_place(&c, cfg))
+		return -EACCES;
+	/*
+	 * The walk ends on the link's target without an open (truncate, linkat, stat, ...): a
+	 * hook on what the system call then does to it judges the access.
+	 */
+	if (tail != TAIL_MORE) {
+		st->armed = ARMED_PATH_OP;
+		st->syscall = current_syscall(task);
+	}
+	return 0;
 }
 
 SEC("lsm/file_open")
@@ -978,7 +1084,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	struct task_state *st;
 	struct nameidata *nd;
 	struct ctx c = {};
-	__u32 zero = 0, orig, req;
+	__u32 zero = 0;
 	int err;
 
 	if (ret)
@@ -992,14 +1098,26 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!nd || !nd->total_link_count)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st || !st->armed)
+	if (!st || st->armed == ARMED_NONE)
 		return 0;
 
-	/* Is this the open the link was followed for? */
-	if ((__u64)nd != st->nd || (__u64)nd->last.name != st->last_name ||
-	    BPF_CORE_READ(nd, last.hash_len) != st->last_hash_len)
+	/*
+	 * Is this the open the link was followed for? The same walk, ending on the link's own
+	 * name; or, when only "/" or "/." followed the link, on the link's target. A link that
+	 * "/." follows is a middle component, walked before the open's intent is known, so it
+	 * was armed as a path operation: the same system call and the target tell.
+	 */
+	if ((__u64)nd != st->nd)
 		return 0;
-	st->armed = 0;
+	if (st->loose) {
+		if ((__u64)BPF_CORE_READ(file, f_path.dentry) != st->dentry ||
+		    (st->armed == ARMED_PATH_OP && st->syscall != current_syscall(task)))
+			return 0;
+	} else if (st->armed != ARMED_OPEN || (__u64)nd->last.name != st->last_name ||
+		   BPF_CORE_READ(nd, last.hash_len) != st->last_hash_len) {
+		return 0;
+	}
+	st->armed = ARMED_NONE;
 
 	cfg = bpf_map_lookup_elem(&settings, &zero);
 	if (!cfg)
@@ -1049,34 +1167,82 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.orig_mode = st->orig_mode;
 	c.orig_flags = st->orig_flags;
 
-	err = 0;
-	if (st->has_origin) {
-		orig = st->orig_mode & (FMODE_READ | FMODE_WRITE);
-		if (c.policy && (c.policy->flags & NODEFD_POLICY_PATH_READ) && !c.canary &&
-		    ((st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)))
-			orig |= FMODE_READ;
-		req = c.req_mode & (FMODE_READ | FMODE_WRITE);
-		/*
-		 * execve() reads what it runs; the file's own exec bit is what counts. It marks
-		 * its open with __FMODE_EXEC in f_flags.
-		 */
-		if (c.req_flags & FMODE_EXEC)
-			req &= ~FMODE_READ;
-		if (c.req_flags & O_TRUNC)
-			req |= FMODE_WRITE;
-		if ((req & ~orig) && rule_on(&c, NODEFD_RULE_UPGRADE) &&
-		    verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RULE, NULL))
-			err = -EACCES;
-		/* Truncating destroys what an append-only writer may not touch, O_APPEND or not. */
-		if ((orig & FMODE_WRITE) && (st->orig_flags & O_APPEND) && (req & FMODE_WRITE) &&
-		    (!(c.req_flags & O_APPEND) || (c.req_flags & O_TRUNC)) &&
-		    rule_on(&c, NODEFD_RULE_APPEND) &&
-		    verdict(&c, NODEFD_RULE_APPEND, NODEFD_REASON_RULE, NULL))
-			err = -EACCES;
-	}
+	err = st->has_origin ? judge_access(&c) : 0;
 	if (judge_place(&c, cfg))
 		err = -EACCES;
 	return err;
+}
+
+/*
+ * The walk of the system call now acting on @d ended on a magic link: its state, used up, or
+ * NULL. The walk is over when these hooks run, so it is matched by the system call (number and
+ * first arguments) and the target.
+ */
+static __always_inline struct task_state *path_op_origin(struct task_struct *task, __u64 d)
+{
+	struct task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
+
+	if (!st || st->armed != ARMED_PATH_OP || st->dentry != d ||
+	    st->syscall != current_syscall(task))
+		return NULL;
+	st->armed = ARMED_NONE;
+	return st;
+}
+
+/* Fills @c for a path operation of @hook on @dentry/@mnt; false when nodefd is off. */
+static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task, __u8 hook,
+					__u64 dentry, __u64 mnt, const struct nodefd_config **cfgp)
+{
+	__u32 zero = 0;
+	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
+
+	if (!cfg || !cfg->enabled)
+		return false;
+	count(NODEFD_CNT_CHECKED);
+	c->task = task;
+	c->policy = policy_of(task);
+	c->hook = hook;
+	c->dentry = (struct dentry *)dentry;
+	c->mnt = (struct vfsmount *)mnt;
+	*cfgp = cfg;
+	return true;
+}
+
+static __always_inline void ctx_origin(struct ctx *c, const struct task_state *st)
+{
+	c->kind = st->kind;
+	c->holder_tgid = st->holder_tgid;
+	c->fd = st->fd;
+	c->orig_mode = st->orig_mode;
+	c->orig_flags = st->orig_flags;
+}
+
+/*
+ * truncate("/proc/self/fd/N") destroys the file's data as open(O_TRUNC) does: the same upgrade
+ * and append rules, on the file the link came from (ancestors and reach were judged at it).
+ */
+SEC("lsm/path_truncate")
+int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
+{
+	const struct nodefd_config *cfg;
+	struct task_struct *task;
+	struct task_state *st;
+	struct ctx c = {};
+	__u64 d;
+
+	if (ret)
+		return ret;
+	task = bpf_get_current_task_btf();
+	d = (__u64)BPF_CORE_READ(path, dentry);
+	st = path_op_origin(task, d);
+	if (!st || !st->has_origin)
+		return 0;
+	if (!path_op_ctx(&c, task, NODEFD_HOOK_TRUNCATE, d, (__u64)BPF_CORE_READ(path, mnt), &cfg))
+		return 0;
+	ctx_origin(&c, st);
+	c.req_mode = FMODE_WRITE;
+	c.req_flags = O_TRUNC;
+	return judge_access(&c);
 }
 
 /*
@@ -1089,6 +1255,10 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
  * The hook sees only the dentries; whether this link is fd-based comes from the system call's
  * own arguments (x86-64 and ia32 linkat), and the fd must hold exactly the source. An
  * io_uring worker has no such arguments to read: every link it makes is judged.
+ *
+ * Either way, an O_TMPFILE file that was never linked has no name to be reached by: a name
+ * given to it opens it as its mode allows, so the fd it came from must have been open for
+ * writing (as the O_TMPFILE open itself always is).
  */
 #define NR_LINKAT_X86_64 265
 #define NR_LINKAT_IA32 303
@@ -1096,66 +1266,79 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 #define AT_EMPTY_PATH 0x1000
 #define PF_IO_WORKER 0x00000010
 
-static __always_inline int linkat_fd(struct task_struct *task, struct dentry *old_dentry)
+static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 old_dentry, int *fdp)
 {
 	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
 	unsigned long nr, dfd, flags;
 	struct file *f;
 
 	if (!regs)
-		return -1;
+		return NULL;
 	nr = BPF_CORE_READ(regs, orig_ax);
 	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
 	if ((BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS) {
 		if (nr != NR_LINKAT_IA32)
-			return -1;
+			return NULL;
 		dfd = BPF_CORE_READ(regs, bx);
 		flags = BPF_CORE_READ(regs, di);
 	} else {
 		if (nr != NR_LINKAT_X86_64)
-			return -1;
+			return NULL;
 		dfd = BPF_CORE_READ(regs, di);
 		flags = BPF_CORE_READ(regs, r8);
 	}
 	if (!(flags & AT_EMPTY_PATH) || (int)dfd < 0)
-		return -1;
+		return NULL;
 	f = fd_file(task, (int)dfd);
-	if (!f || BPF_CORE_READ(f, f_path.dentry) != old_dentry)
-		return -1;
-	return (int)dfd;
+	if (!f || (__u64)BPF_CORE_READ(f, f_path.dentry) != old_dentry)
+		return NULL;
+	*fdp = (int)dfd;
+	return f;
 }
 
 SEC("lsm/path_link")
 int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new_dir,
 	     struct dentry *new_dentry, int ret)
 {
+	const struct nodefd_config *cfg;
 	struct task_struct *task;
-	struct nodefd_config *cfg;
+	struct task_state *st = NULL;
+	struct file *f = NULL;
 	struct ctx c = {};
-	__u32 zero = 0;
-	int fd = -1;
+	bool tmpfile;
+	__u64 d = 0;
+	int err = 0;
 
 	if (ret)
 		return ret;
 	task = bpf_get_current_task_btf();
-	if (!(task->flags & PF_IO_WORKER)) {
-		fd = linkat_fd(task, old_dentry);
-		if (fd < 0)
-			return 0;
-	}
-	cfg = bpf_map_lookup_elem(&settings, &zero);
-	if (!cfg || !cfg->enabled)
-		return 0;
-	count(NODEFD_CNT_CHECKED);
-	c.task = task;
-	c.policy = policy_of(task);
-	c.hook = NODEFD_HOOK_LINK;
-	c.kind = NODEFD_KIND_FD;
-	c.holder_tgid = task->tgid;
-	c.fd = fd;
 	/* A copy, not the trusted argument: the global functions take it as a plain number. */
-	bpf_probe_read_kernel(&c.dentry, sizeof(c.dentry), &ctx[0]);
+	bpf_probe_read_kernel(&d, sizeof(d), &ctx[0]);
+	c.fd = -1;
+	f = linkat_fd(task, d, &c.fd);
+	if (!f) {
+		st = path_op_origin(task, d);
+		if (!st && !(task->flags & PF_IO_WORKER))
+			return 0;	/* a link by name: never judged */
+	}
 	/* A link never crosses mounts: the source is on the new directory's mount. */
-	c.mnt = BPF_CORE_READ(new_dir, mnt);
-	return judge_place(&c, cfg);
+	if (!path_op_ctx(&c, task, NODEFD_HOOK_LINK, d, (__u64)BPF_CORE_READ(new_dir, mnt), &cfg))
+		return 0;
+	tmpfile = !BPF_CORE_READ(old_dentry, d_inode, i_nlink) && nodefd_is_tmpfile(d);
+	if (f) {
+		c.kind = NODEFD_KIND_FD;
+		c.holder_tgid = task->tgid;
+		c.orig_mode = BPF_CORE_READ(f, f_mode);
+		c.orig_flags = BPF_CORE_READ(f, f_flags);
+	} else if (st) {
+		ctx_origin(&c, st);
+	}
+	if (tmpfile && (f || (st && st->has_origin))) {
+		c.req_mode = FMODE_WRITE;
+		err = judge_access(&c);
+	}
+	/* Through the link, ancestors and reach were judged at it. */
+	if (!st && judge_place(&c, cfg))
+		err = -EACCES;
+	return err;
 }

@@ -109,15 +109,18 @@ enum nodefd_reason {
  * @NODEFD_HOOK_FOLLOW: when the link was followed (walks that go on
  *	through the link, and opens that do not reach file_open).
  * @NODEFD_HOOK_OPEN: when the file was opened through the link.
- * @NODEFD_HOOK_LINK: when an open file was given a new name with
- *	linkat(fd, "", ..., AT_EMPTY_PATH) (no magic link, the same effect).
+ * @NODEFD_HOOK_LINK: when an open file was given a new name, with
+ *	linkat(fd, "", ..., AT_EMPTY_PATH) (no magic link, the same effect) or
+ *	through the link.
+ * @NODEFD_HOOK_TRUNCATE: when truncate(2) acted on the link's target.
  * @NODEFD_HOOK_NR: number of hooks.
  */
 enum nodefd_hook {
 	NODEFD_HOOK_FOLLOW = 0,
 	NODEFD_HOOK_OPEN = 1,
 	NODEFD_HOOK_LINK = 2,
-	NODEFD_HOOK_NR = 3,
+	NODEFD_HOOK_TRUNCATE = 3,
+	NODEFD_HOOK_NR = 4,
 };
 
 /* nodefd_policy.flags: relaxations of the rules. */

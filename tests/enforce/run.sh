@@ -52,6 +52,7 @@ suite "race (hole)" env NODEFD_EXPECT=hole enforce_race_test
 suite "relink (hole)" env NODEFD_EXPECT=hole enforce_relink_test
 suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
 suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
+suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -62,6 +63,7 @@ if nodefdctl load; then
 	suite "relink (refused)" env NODEFD_EXPECT=refused enforce_relink_test
 	suite "disk (refused)" env NODEFD_EXPECT=refused enforce_disk_test
 	suite "limits (refused)" env NODEFD_EXPECT=refused enforce_limits_test
+	suite "pathops (refused)" env NODEFD_EXPECT=refused enforce_pathops_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status
