@@ -20,7 +20,7 @@
 #define CGROUP_ROOT "/sys/fs/cgroup"
 #define CGROUP_PATH_MAX 4096		/* bytes of an absolute cgroup path and its NUL */
 #define CGROUP_NAME_MAX 255		/* bytes of one component (NAME_MAX) */
-#define CGROUP_LOOKUP_DEPTH 32		/* levels the BPF side looks up from a task's cgroup */
+#define CGROUP_LOOKUP_DEPTH NODEFD_MAX_CGROUP_LEVELS /* levels the BPF side looks up from a task's cgroup */
 #define POLICY_WORD_MAX 32		/* bytes of a mode, rule, key or value word */
 #define POLICYFILE_SIZE_MAX (1 << 20)	/* bytes of a policy file */
 #define POLICYFILE_LINE_MAX (CGROUP_PATH_MAX + 64) /* bytes of one line, without its newline */
