@@ -73,7 +73,29 @@ struct ns_common {
 	unsigned int inum;
 };
 
+struct uid_gid_extent {
+	u32 first;
+	u32 lower_first;
+	u32 count;
+};
+
+/* Up to 5 extents in place; more in arrays sorted by first (forward) and lower_first (reverse). */
+struct uid_gid_map {
+	union {
+		struct {
+			struct uid_gid_extent extent[5];
+			u32 nr_extents;
+		};
+		struct {
+			struct uid_gid_extent *forward;
+			struct uid_gid_extent *reverse;
+		};
+	};
+};
+
 struct user_namespace {
+	struct uid_gid_map uid_map;
+	struct uid_gid_map gid_map;
 	struct user_namespace *parent;
 	int level;
 	kuid_t owner;

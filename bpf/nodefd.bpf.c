@@ -218,8 +218,10 @@ static __always_inline void count(__u32 idx)
 struct opener {
 	__u64 groups;		/* struct group_info * */
 	__u64 ids;		/* fsuid << 32 | fsgid */
+	__u64 user_ns;		/* struct user_namespace * of the credentials */
 	int ngroups;
-	int dac_search;		/* CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH in the initial user ns */
+	int dac_search;		/* passes every directory: CAP_DAC_* in the initial user ns */
+	int dac_ns;		/* CAP_DAC_* in another user ns: over what it maps */
 };
 
 static __always_inline void opener_init(struct opener *o, struct task_struct *task)
@@ -239,8 +241,62 @@ static __always_inline void opener_init(struct opener *o, struct task_struct *ta
 	o->groups = (__u64)BPF_CORE_READ(cred, group_info);
 	o->ngroups = cred->group_info->ngroups;
 	o->ids = (__u64)cred->fsuid.val << 32 | cred->fsgid.val;
-	o->dac_search = level == 0 &&
-			(caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH)));
+	o->user_ns = (__u64)BPF_CORE_READ(cred, user_ns);
+	/*
+	 * capable_wrt_inode_uidgid(): a DAC capability counts in the credentials' own user
+	 * namespace, over inodes whose owner and group that namespace maps; the initial one maps
+	 * every id.
+	 */
+	o->dac_search = o->dac_ns = 0;
+	if (caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH))) {
+		o->dac_search = level == 0;
+		o->dac_ns = level != 0;
+	}
+}
+
+/*
+ * kuid_has_mapping()/kgid_has_mapping(): is kernel id @id inside one of @map's extents?
+ * Extents hold global (kernel) ids in lower_first, however deep the namespace.
+ */
+#define UID_GID_MAP_MAX_BASE_EXTENTS 5
+#define UID_GID_MAP_MAX_EXTENTS 340
+
+__noinline int nodefd_id_mapped(__u64 map_ptr, __u32 id)
+{
+	struct uid_gid_map *map = (void *)map_ptr;
+	__u32 n = BPF_CORE_READ(map, nr_extents);
+	struct uid_gid_extent e, *rev;
+	unsigned int lo = 0, hi = n;
+
+	if (n <= UID_GID_MAP_MAX_BASE_EXTENTS) {
+		for (int i = 0; i < UID_GID_MAP_MAX_BASE_EXTENTS; i++) {
+			if (i >= n)
+				break;
+			if (bpf_core_read(&e, sizeof(e), &map->extent[i]))
+				return 0;
+			if (id >= e.lower_first && id - e.lower_first < e.count)
+				return 1;
+		}
+		return 0;
+	}
+	/* The reverse array is sorted by lower_first: a binary search, as map_id_up() does. */
+	rev = BPF_CORE_READ(map, reverse);
+	for (int i = 0; i < 9; i++) {	/* 2^9 > UID_GID_MAP_MAX_EXTENTS */
+		unsigned int mid;
+
+		if (lo >= hi || hi > UID_GID_MAP_MAX_EXTENTS)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (bpf_probe_read_kernel(&e, sizeof(e), &rev[mid]))
+			return 0;
+		if (id < e.lower_first)
+			hi = mid;
+		else if (id - e.lower_first >= e.count)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
 }
 
 /*
@@ -450,6 +506,13 @@ static long walk_step(__u32 i, void *ctx)
 	inode = BPF_CORE_READ(p, d_inode);
 	mode = BPF_CORE_READ(inode, i_mode);
 	uid = BPF_CORE_READ(inode, i_uid.val);
+	/* A capability in a user namespace, over a directory whose owner and group it maps. */
+	if (w->o.dac_ns &&
+	    nodefd_id_mapped(w->o.user_ns + bpf_core_field_offset(struct user_namespace, uid_map),
+			     uid) &&
+	    nodefd_id_mapped(w->o.user_ns + bpf_core_field_offset(struct user_namespace, gid_map),
+			     BPF_CORE_READ(inode, i_gid.val)))
+		return 0;
 	if (uid == w->o.ids >> 32) {
 		if (mode & S_IXUSR)
 			return 0;

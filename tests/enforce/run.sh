@@ -53,6 +53,7 @@ suite "relink (hole)" env NODEFD_EXPECT=hole enforce_relink_test
 suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
 suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
 suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
+suite "userns (hole)" env NODEFD_EXPECT=hole enforce_userns_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -64,6 +65,7 @@ if nodefdctl load; then
 	suite "disk (refused)" env NODEFD_EXPECT=refused enforce_disk_test
 	suite "limits (refused)" env NODEFD_EXPECT=refused enforce_limits_test
 	suite "pathops (refused)" env NODEFD_EXPECT=refused enforce_pathops_test
+	suite "userns (refused)" env NODEFD_EXPECT=refused enforce_userns_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0
+/* enforce tests - capabilities in a user namespace count as the kernel counts them */
+
+/*
+ * The root of a user namespace (ids 100000-165535 here, as a rootless container's) holds
+ * CAP_DAC_READ_SEARCH in that namespace: the kernel lets it search a directory whose owner and
+ * group the namespace maps, whatever the mode (capable_wrt_inode_uidgid()), and not one whose
+ * owner it does not map. The ancestors rule must follow: a reopen below a mapped 0700
+ * directory is allowed; below an unmapped one that was closed, refused.
+ */
+
+#include "common.h"
+
+#define NS_BASE 100000
+#define NS_COUNT 65536
+
+struct nsrun {
+	char file[PATH_MAX];
+	char closed_dir[PATH_MAX];	/* chmod 0700 by its owner after the first open, or "" */
+	int first_err;
+	int name_err;
+	struct enf_attempt at;
+};
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* In the namespace: become its root, open, wait for the test, reopen through the link. */
+static int ns_root(struct enf_agent *agent, void *arg)
+{
+	struct nsrun *r = arg;
+	char proc[64];
+	int fd, f;
+
+	if (unshare(CLONE_NEWUSER))
+		return ENF_SETUP_FAILED;
+	if (enf_agent_sync(agent))	/* the test writes the id maps */
+		return ENF_SETUP_FAILED;
+	if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+		return ENF_SETUP_FAILED;
+	fd = open(r->file, O_RDONLY | O_CLOEXEC);
+	r->first_err = fd < 0 ? errno : 0;
+	if (fd < 0)
+		return 0;
+	if (r->closed_dir[0] && enf_agent_sync(agent))	/* the owner closes the directory */
+		return ENF_SETUP_FAILED;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	enf_attempt(&r->at, proc, O_RDONLY);
+	f = open(r->file, O_RDONLY | O_CLOEXEC);
+	r->name_err = f < 0 ? errno : 0;
+	if (f >= 0)
+		close(f);
+	close(fd);
+	return 0;
+}
+
+static void run_ns(struct __test_metadata *const _metadata, struct nsrun *r)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	char map[64];
+
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, ns_root, r));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	snprintf(map, sizeof(map), "0 %d %d\n", NS_BASE, NS_COUNT);
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/uid_map", agent.pid), map));
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/gid_map", agent.pid), map));
+	enf_agent_resume(&agent);
+	if (r->closed_dir[0]) {
+		ASSERT_TRUE(enf_agent_wait(&agent));
+		ASSERT_EQ(0, chmod(r->closed_dir, 0700));
+		enf_agent_resume(&agent);
+	}
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	ASSERT_EQ(0, r->first_err)
+	{
+		TH_LOG("first open of %s in the namespace: %s", r->file, strerror(r->first_err));
+	}
+	TH_LOG("reopen of %s: %s", r->file, r->at.open_err ? strerror(r->at.open_err) : "opened");
+}
+
+FIXTURE(userns)
+{
+	struct enf_tree tree;
+	struct nsrun *r;
+};
+
+FIXTURE_SETUP(userns)
+{
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, &self->tree);
+	self->r = enf_shared(sizeof(*self->r));
+	ASSERT_NE(NULL, self->r);
+}
+
+FIXTURE_TEARDOWN(userns)
+{
+	enf_tree_remove(&self->tree);
+	if (self->r)
+		munmap(self->r, sizeof(*self->r));
+}
+
+/* A 0700 directory of another user of the container: its root may search it. */
+TEST_F(userns, ns_root_in_mapped_private_dir)
+{
+	const char *dir = ENF_AT(&self->tree, "inner");
+
+	enf_mkdir(_metadata, dir, 0700, NS_BASE + 1, NS_BASE + 1);
+	strcpy(self->r->file, ENF_AT(&self->tree, "inner/file"));
+	enf_mkfile(_metadata, self->r->file, 0644, NS_BASE + 1, ENF_ORIGINAL);
+	run_ns(_metadata, self->r);
+	ASSERT_EQ(0, self->r->name_err);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, self->r->file, ENF_ORIGINAL);
+}
+
+/* A directory of a host user the namespace does not map, closed after the first open. */
+TEST_F(userns, ns_root_in_closed_unmapped_dir)
+{
+	const char *dir = ENF_AT(&self->tree, "outer");
+
+	enf_mkdir(_metadata, dir, 0755, ENF_OWNER, ENF_OWNER);
+	strcpy(self->r->file, ENF_AT(&self->tree, "outer/file"));
+	enf_mkfile(_metadata, self->r->file, 0644, ENF_OWNER, ENF_ORIGINAL);
+	strcpy(self->r->closed_dir, dir);
+	run_ns(_metadata, self->r);
+	ASSERT_EQ(EACCES, self->r->name_err);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, self->r->file, ENF_ORIGINAL);
+}
+
+TEST_HARNESS_MAIN
