@@ -30,7 +30,9 @@ static void unload_help(void)
 	printf("Usage: nodefdctl [-j|-p] unload\n"
 	       "\n"
 	       "Unpins the links (which detaches the programs), then the maps, and removes\n"
-	       PIN_DIR ".\n");
+	       PIN_DIR ". Returns once the kernel has let go of every link and program\n"
+	       "it unpinned; exit status 1 if some are still there after %d s.\n",
+	       UNLOAD_WAIT_MS / 1000);
 }
 
 /* Pins every map under its name and every link under its program's name. */
@@ -253,9 +255,34 @@ int do_load(int argc, char **argv)
 	return err ? CMD_FAIL : CMD_OK;
 }
 
+/* Says which links and programs the kernel still had when unload stopped waiting. */
+static void unload_left(const struct pin_links *links, int err)
+{
+	char what[512] = "";
+	size_t off = 0;
+
+	for (int i = 0; i < links->n; i++) {
+		if (links->prog_id[i])
+			off += snprintf(what + off, sizeof(what) - off, "%sprogram %u (%s)",
+					off ? ", " : "", links->prog_id[i], links->name[i]);
+		if (links->link_id[i] && off < sizeof(what))
+			off += snprintf(what + off, sizeof(what) - off, "%slink %u (%s)",
+					off ? ", " : "", links->link_id[i], links->name[i]);
+		if (off >= sizeof(what))
+			break;
+	}
+	if (err == -ETIMEDOUT)
+		p_err("unload: %s removed, but after %d s the kernel still has %s: something else holds them (a process with an fd to them, or a pin elsewhere); they may still run",
+		      PIN_DIR, UNLOAD_WAIT_MS / 1000, what);
+	else
+		p_err("unload: %s removed, but cannot tell whether %s are gone: %s", PIN_DIR,
+		      what, errstr(err));
+}
+
 int do_unload(int argc, char **argv)
 {
-	int ret, err;
+	struct pin_links links;
+	int ret, err, waited;
 
 	ret = verb_no_args(argc, argv, unload_help);
 	if (ret >= 0)
@@ -272,20 +299,31 @@ int do_unload(int argc, char **argv)
 		p_err("unload: not loaded (no %s)", PIN_DIR);
 		return CMD_FAIL;
 	}
+	/* Which links and programs to see gone; unreadable links are not waited for. */
+	if (pin_links_read(PIN_DIR, &links))
+		links.n = 0;
 	err = pin_tree_remove(PIN_DIR);
 	if (err) {
 		p_err("unload: cannot remove %s: %s; see 'nodefdctl status' for what is left",
 		      PIN_DIR, errstr(err));
 		return CMD_FAIL;
 	}
+	err = pin_links_wait_gone(&links, UNLOAD_WAIT_MS, &waited);
+	if (err) {
+		unload_left(&links, err);
+		return CMD_FAIL;
+	}
 	if (json_output) {
 		struct json_object *obj = json_object_new_object();
 
 		json_add_bool(obj, "loaded", false);
+		json_add_u64(obj, "programs_gone", links.n);
+		json_add_u64(obj, "wait_ms", waited);
 		json_print(obj);
 		json_object_put(obj);
 	} else {
-		printf("nodefd: unloaded: links unpinned (programs detached), maps unpinned\n");
+		printf("nodefd: unloaded: links unpinned, %d programs detached and gone from the kernel (after %d ms), maps unpinned\n",
+		       links.n, waited);
 	}
 	return CMD_OK;
 }

@@ -120,7 +120,22 @@ const char *kind_name(unsigned int kind);
 const char *reason_name(unsigned int reason);
 const char *hook_name(unsigned int hook);
 
+/*
+ * The links pinned under a pin directory, by id, and their programs: what an
+ * unload waits to see gone from the kernel (pin.c).
+ */
+#define PIN_LINKS_MAX 16
+#define UNLOAD_WAIT_MS 10000
+struct pin_links {
+	int n;
+	__u32 link_id[PIN_LINKS_MAX];
+	__u32 prog_id[PIN_LINKS_MAX];
+	char name[PIN_LINKS_MAX][32];	/* the pin's name: the program's */
+};
+
 /* Pins (pin.c). */
+int pin_links_read(const char *dir, struct pin_links *links);
+int pin_links_wait_gone(struct pin_links *links, int timeout_ms, int *waited_ms);
 int pin_state(void);
 int pin_root_check(void);
 int pin_abi_read(int *abi);

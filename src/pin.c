@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -131,6 +132,100 @@ int pin_tree_remove(const char *dir)
 	if (!err && rmdir(dir))
 		err = -errno;
 	return err;
+}
+
+/*
+ * The ids of the links pinned under dir/links and of the programs they hold,
+ * read through the pins and with no fd kept.  0, or -errno when there is no
+ * links directory.  A pin that is not a link is skipped.
+ */
+int pin_links_read(const char *dir, struct pin_links *links)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	links->n = 0;
+	snprintf(path, sizeof(path), "%s/links", dir);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) && links->n < PIN_LINKS_MAX) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/links/%s", dir, de->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			links->link_id[links->n] = info.id;
+			links->prog_id[links->n] = info.prog_id;
+			snprintf(links->name[links->n], sizeof(links->name[0]), "%.31s", de->d_name);
+			links->n++;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* 1 while the kernel still has the object (get_fd_by_id works), 0 once it is gone, or -errno. */
+static int pin_id_present(__u32 id, bool link)
+{
+	int fd = link ? bpf_link_get_fd_by_id(id) : bpf_prog_get_fd_by_id(id);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/*
+ * Unpinning a link does not detach its program there and then: the pin's
+ * inode is freed after an RCU grace period, and the last reference to the
+ * link is dropped from a work item after that, which only then unhooks the
+ * trampoline and puts the program.  Polls until every link and program of
+ * links is gone from the kernel, for timeout_ms at most.  0 when they are
+ * all gone, with *waited_ms how long it took; -ETIMEDOUT, with links left
+ * holding those still there (their ids zero where the link alone is gone),
+ * or another -errno if the kernel would not say.
+ */
+int pin_links_wait_gone(struct pin_links *links, int timeout_ms, int *waited_ms)
+{
+	const struct timespec tick = { .tv_nsec = 5 * 1000 * 1000 };
+	struct timespec t0, t;
+	int left, ret, ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		left = 0;
+		for (int i = 0; i < links->n; i++) {
+			ret = links->link_id[i] ? pin_id_present(links->link_id[i], true) : 0;
+			if (ret < 0)
+				return ret;
+			if (!ret)
+				links->link_id[i] = 0;
+			ret = links->prog_id[i] ? pin_id_present(links->prog_id[i], false) : 0;
+			if (ret < 0)
+				return ret;
+			if (!ret)
+				links->prog_id[i] = 0;
+			left += !!links->link_id[i] + !!links->prog_id[i];
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		*waited_ms = ms;
+		if (!left)
+			return 0;
+		if (ms >= timeout_ms)
+			return -ETIMEDOUT;
+		nanosleep(&tick, NULL);
+	}
 }
 
 /* Removes staging directories whose load is gone. */
