@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -533,6 +536,42 @@ static void daemon_check_drops(struct daemon *d)
 	     (unsigned long long)(total - before), (unsigned long long)total);
 }
 
+/*
+ * systemd's readiness protocol (sd_notify(3)) without libsystemd, which has no
+ * static library to link: one datagram to the socket $NOTIFY_SOCKET names ('@'
+ * first: the abstract namespace).  READY=1 goes only once the programs are
+ * attached and the policy file applied, so that what nodefd.service is ordered
+ * before (sysinit.target, and so every ordinary service) starts judged.
+ */
+static void daemon_notify(struct daemon *d, const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t len;
+	int fd, err = 0;
+
+	if (!path || !*path)
+		return;
+	len = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || len < 2 || len >= sizeof(sa.sun_path)) {
+		note_error(d, "NOTIFY_SOCKET=%s: not a socket address", path);
+		return;
+	}
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		err = errno;
+	else if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+			offsetof(struct sockaddr_un, sun_path) + len) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		note_error(d, "NOTIFY_SOCKET=%s: cannot tell systemd: %s", path, errstr(err));
+}
+
 /* ---- life -------------------------------------------------------------- */
 
 static int daemon_args(int argc, char **argv, struct daemon *d)
@@ -843,7 +882,9 @@ int do_daemon(int argc, char **argv)
 	}
 	if (daemon_catch_up(&d))
 		goto out_close;
+	daemon_notify(&d, "READY=1\nSTATUS=enforcing; streaming events");
 	ret = daemon_loop(&d, sfd);
+	daemon_notify(&d, "STOPPING=1");
 	daemon_close(&d);
 	close(sfd);
 	lock_release(lock);
