@@ -4,7 +4,7 @@
 /*
  * Run as root in the VM:
  *
- *	nodefd_stress [-n CYCLES] [-o OPENERS] [-p MAX_PAUSE_MS]
+ *	nodefd_stress [-l|-z] [-n CYCLES] [-o OPENERS] [-p MAX_PAUSE_MS]
  *
  * (defaults: 20 cycles, one opener per online CPU, pauses up to 200 ms)
  *
@@ -19,7 +19,8 @@
  * the pinned links and of their programs; as soon as the unload has returned, none of them may
  * still be in the kernel (get_fd_by_id -> ENOENT), nor any program named nodefd_*. A last test
  * holds a program while unloading: the unload must then fail (exit 1). TAP output: one test per
- * cycle, "not ok" naming what was still there. -l: see cycle_links().
+ * cycle, "not ok" naming what was still there. -l: see cycle_links(); -z: the same with
+ * tests/stress/noop.bpf.c's program, which only passes the verdict on, instead of nodefd's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,6 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "noop.skel.h"
 
 #define LINKS_DIR "/sys/fs/bpf/nodefd/links"
 #define MAX_LINKS 16
@@ -167,7 +171,7 @@ static int leftovers(const struct ids *ids, char *what, size_t size)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nodefd_stress [-l] [-n CYCLES] [-o OPENERS] [-p MAX_PAUSE_MS]\n");
+	fprintf(stderr, "usage: nodefd_stress [-l|-z] [-n CYCLES] [-o OPENERS] [-p MAX_PAUSE_MS]\n");
 	exit(2);
 }
 
@@ -273,6 +277,18 @@ static int progs_take(int *fds)
 	return n;
 }
 
+/* -z: the control, noop.bpf.c's program instead of nodefd's; its fd in fds[0]. */
+static int noop_take(int *fds, struct noop **skel)
+{
+	*skel = noop__open_and_load();
+	if (!*skel) {
+		printf("Bail out! cannot load the no-op program: %s\n", strerror(errno));
+		return -1;
+	}
+	fds[0] = bpf_program__fd((*skel)->progs.noop_file_open);
+	return 1;
+}
+
 static int cycle_links(int i, const int *fds, int n, int max_pause)
 {
 	unsigned long before = *opens;
@@ -314,12 +330,14 @@ static int cycle_links(int i, const int *fds, int n, int max_pause)
 int main(int argc, char **argv)
 {
 	int cycles = 20, nopeners = -1, max_pause = -1, failed = 0, links = 0, c;
-	int fds[MAX_LINKS], n = 0;
+	int fds[MAX_LINKS], n = 0, noop = 0;
+	struct noop *skel = NULL;
 	pid_t *pids;
 
-	while ((c = getopt(argc, argv, "ln:o:p:")) != -1) {
+	while ((c = getopt(argc, argv, "lzn:o:p:")) != -1) {
 		switch (c) {
 		case 'l': links = 1; break;
+		case 'z': links = noop = 1; break;
 		case 'n': cycles = atoi(optarg); break;
 		case 'o': nopeners = atoi(optarg); break;
 		case 'p': max_pause = atoi(optarg); break;
@@ -350,7 +368,7 @@ int main(int argc, char **argv)
 
 	printf("1..%d\n", cycles + !links);
 	if (links)
-		n = progs_take(fds);
+		n = noop ? noop_take(fds, &skel) : progs_take(fds);
 	for (int i = 1; i <= cycles && n >= 0; i++)
 		failed += links ? cycle_links(i, fds, n, max_pause) : cycle_nodefdctl(i, max_pause);
 	if (n < 0)
@@ -362,6 +380,7 @@ int main(int argc, char **argv)
 		kill(pids[i], SIGKILL);
 	while (wait(NULL) > 0)
 		;
+	noop__destroy(skel);
 	printf("# %d of %d tests failed; %lu opens in all\n", failed, cycles + !links, *opens);
 	return failed ? 1 : 0;
 }
