@@ -218,7 +218,7 @@ system_image()
 	chmod 0666 "$stage/root.img"
 	log=$stage/mmdebstrap.log
 	[ "$user" != "$(id -un)" ] && chown "$user" "$stage" "$stage/root.img"
-	vmtest_step_begin "building the $suite image as $user ($(system_packages "$suite" | wc -l) packages; about 2-5 minutes, once; log $log)"
+	vmtest_step_begin "building the $suite image as $user ($(system_packages "$suite" | wc -l) packages; about 4-8 minutes on two busy cores, once; log $log)"
 	start=$SECONDS
 	# The hooks run as the namespace's root: the customizing one is a bash script in the stage.
 	{
