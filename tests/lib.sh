@@ -25,6 +25,17 @@ check()
 	return 0
 }
 
+# expect_status WANT CMD...: CMD exits with WANT.
+expect_status()
+{
+	local want=$1 rc
+
+	shift
+	"$@"
+	rc=$?
+	[ "$rc" -eq "$want" ] || { echo "exit $rc, want $want"; return 1; }
+}
+
 # skip NAME WHY
 skip()
 {

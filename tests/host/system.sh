@@ -13,17 +13,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nodefd-system-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# expect_status WANT CMD...: CMD exits with WANT.
-expect_status()
-{
-	local want=$1 rc
-
-	shift
-	"$@"
-	rc=$?
-	[ "$rc" -eq "$want" ] || { echo "exit $rc, want $want"; return 1; }
-}
-
 # boot NAME ARG...: vmtest/system ARG..., its output in $tmp/NAME.out, status in $tmp/NAME.rc.
 boot()
 {

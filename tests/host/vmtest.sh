@@ -7,17 +7,6 @@ set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 . tests/lib.sh
 
-# expect_status WANT CMD...: CMD exits with WANT.
-expect_status()
-{
-	local want=$1 rc
-
-	shift
-	"$@"
-	rc=$?
-	[ "$rc" -eq "$want" ] || { echo "exit $rc, want $want"; return 1; }
-}
-
 # out_contains WORD CMD...: CMD succeeds and prints WORD as a whole word.
 out_contains()
 {
