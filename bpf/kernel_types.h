@@ -284,13 +284,6 @@ struct proc_inode {
 	struct inode vfs_inode;
 };
 
-/* ext4's inode, for whether it has extended attributes at all (an ACL is one). */
-struct ext4_inode_info {
-	u64 i_file_acl;			/* the xattr block, 0 for none */
-	unsigned long i_flags;		/* on 64-bit, EXT4_STATE_* from bit 32 */
-	struct inode vfs_inode;
-};
-
 #pragma clang attribute pop
 
 #endif /* __NODEFD_KERNEL_TYPES_H */

@@ -440,26 +440,6 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
 	w->sb_flags = BPF_CORE_READ(m, mnt.mnt_sb, s_flags);
 }
 
-#define EXT4_SUPER_MAGIC 0xEF53
-#define EXT4_STATE_XATTR_BIT (32 + 1)	/* EXT4_STATE_XATTR, in i_flags from bit 32 on 64-bit */
-
-/*
- * ext4_get_acl() reads the ACL from the inode's extended attributes: those in the inode
- * (EXT4_STATE_XATTR, set when the inode is read) and those in its xattr block (i_file_acl).
- * With neither, it finds none, and the kernel caches "no ACL": known without reading it.
- */
-static __always_inline bool ext4_has_no_xattrs(struct inode *inode)
-{
-	struct ext4_inode_info *ei;
-
-	if (!bpf_core_type_exists(struct ext4_inode_info) ||
-	    BPF_CORE_READ(inode, i_sb, s_magic) != EXT4_SUPER_MAGIC)
-		return false;
-	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
-	return !BPF_CORE_READ(ei, i_file_acl) &&
-	       !(BPF_CORE_READ(ei, i_flags) & (1UL << EXT4_STATE_XATTR_BIT));
-}
-
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
@@ -521,12 +501,9 @@ static long walk_step(__u32 i, void *ctx)
 	}
 	if ((w->sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
 		acl = BPF_CORE_READ(inode, i_acl);
-		/*
-		 * Not cached: with no method to fetch it (tmpfs) the kernel would cache "none",
-		 * and so would ext4 for an inode with no extended attributes at all.
-		 */
+		/* Not cached: with no method to fetch it (tmpfs) the kernel would cache "none". */
 		if (acl == ACL_NOT_CACHED) {
-			if (inode_acl_method(inode) && !ext4_has_no_xattrs(inode)) {
+			if (inode_acl_method(inode)) {
 				s = SEARCH_UNKNOWN;
 				goto refused;
 			}

@@ -17,9 +17,6 @@
  * access its fd has, so that only the ancestors rule stands in the way.
  * "cached": someone else walked victim/ first, so the ACL is in memory; "uncached": the
  * filesystem was just mounted and no one but the owner has walked it.
- *
- * plain/ beside it has no ACL (mode 0755, no extended attributes at all): a reopen of a file in
- * it is what the kernel allows by name, cached or not, and must be allowed.
  */
 
 #include <sys/fsuid.h>
@@ -119,8 +116,6 @@ FIXTURE_SETUP(ext4_acl)
 	enf_mkdir(_metadata, victim, 0775, ENF_OWNER, ENF_GROUP);
 	enf_mkfile(_metadata, enf_fmt("%s/victim/file", self->tree), 0666, ENF_OWNER, ENF_ORIGINAL);
 	ASSERT_EQ(0, set_acl_group_shut_out(victim));
-	enf_mkdir(_metadata, enf_fmt("%s/plain", self->tree), 0755, ENF_OWNER, ENF_OWNER);
-	enf_mkfile(_metadata, enf_fmt("%s/plain/file", self->tree), 0644, ENF_OWNER, ENF_ORIGINAL);
 
 	/* Setting the ACL cached it: mount the filesystem afresh to forget every ACL. */
 	ASSERT_EQ(0, umount(EXT4_MOUNT))
@@ -133,16 +128,11 @@ FIXTURE_SETUP(ext4_acl)
 	ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER, .gid = ENF_BYSTANDER }),
 				bystander_stat, (void *)victim));
 	/* "other" may search victim/: reading its ACL to find that out caches it. */
-	if (variant->cached) {
+	if (variant->cached)
 		ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER,
 							      .gid = ENF_BYSTANDER }),
 					bystander_stat,
 					(void *)enf_fmt("%s/victim/file", self->tree)));
-		ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER,
-							      .gid = ENF_BYSTANDER }),
-					bystander_stat,
-					(void *)enf_fmt("%s/plain/file", self->tree)));
-	}
 
 	self->r = enf_shared(sizeof(*self->r));
 	ASSERT_NE(NULL, self->r);
@@ -182,25 +172,6 @@ TEST_F(ext4_acl, group_shut_out_reopen_read)
 	TH_LOG("%s ACL: reopen read-only %s", variant->cached ? "cached" : "uncached",
 	       r->at.open_err ? strerror(r->at.open_err) : "opened");
 	ENF_EXPECT_ATTACK(&r->at, O_RDONLY, r->file, ENF_ORIGINAL);
-}
-
-/* The owner's fd of plain/file, reopened read-only by nobody: the kernel allows it by name. */
-TEST_F(ext4_acl, no_acl_reopen_read)
-{
-	struct reopen *r = self->r;
-
-	strcpy(r->file, enf_fmt("%s/plain/file", self->tree));
-	setfsuid(ENF_OWNER);
-	ASSERT_EQ(ENF_OWNER, setfsuid(-1));
-	r->fd = open(r->file, O_RDONLY);
-	setfsuid(0);
-	ASSERT_LE(0, r->fd);
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, group_member_reopens, r));
-	close(r->fd);
-	ASSERT_EQ(0, r->name_err);
-	TH_LOG("%s: reopen read-only %s", variant->cached ? "cached" : "uncached",
-	       r->at.open_err ? strerror(r->at.open_err) : "opened");
-	ENF_EXPECT_ALLOWED(&r->at, O_RDONLY, r->file, ENF_ORIGINAL);
 }
 
 TEST_HARNESS_MAIN
