@@ -101,24 +101,30 @@ FIXTURE_TEARDOWN(limits)
 		munmap(self->r, sizeof(*self->r));
 }
 
-/* Runs reopener as @id; with @victim_mode, the owner chmods victim/ to it meanwhile. */
+/* Runs reopener as @id; with @victim_acts, the owner acts on victim/ (@victim) meanwhile. */
 static void run_reopen(struct __test_metadata *const _metadata, FIXTURE_DATA(limits) *self,
 		       const struct enf_ident *id, const char *file, const char *victim,
-		       mode_t victim_mode)
+		       int (*victim_acts)(const char *))
 {
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	struct reopen *r = self->r;
 
 	strcpy(r->file, file);
-	r->pause = victim != NULL;
+	r->pause = victim_acts != NULL;
 	ASSERT_EQ(0, enf_agent_start(&agent, id, reopener, r));
-	if (victim) {
+	if (victim_acts) {
 		ASSERT_TRUE(enf_agent_wait(&agent));
-		ASSERT_EQ(0, chmod(victim, victim_mode));
+		ASSERT_EQ(0, victim_acts(victim));
 		enf_agent_resume(&agent);
 	}
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	TH_LOG("reopen of %s: %s", file, r->at.open_err ? strerror(r->at.open_err) : "opened");
+}
+
+/* The group may no longer search victim/, "other" still may. */
+static int shut_group_out(const char *victim)
+{
+	return chmod(victim, 0705) ? -errno : 0;
 }
 
 /*
@@ -134,7 +140,7 @@ TEST_F(limits, late_group_shut_out)
 
 	enf_mkdir(_metadata, victim, 0755, ENF_OWNER, LATE_GROUP);
 	enf_mkfile(_metadata, file, 0666, ENF_OWNER, ENF_ORIGINAL);
-	run_reopen(_metadata, self, &id, file, victim, 0705);
+	run_reopen(_metadata, self, &id, file, victim, shut_group_out);
 	ASSERT_EQ(EACCES, self->r->name_err);
 	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
 }
@@ -148,7 +154,7 @@ TEST_F(limits, late_group_grants)
 
 	enf_mkdir(_metadata, victim, 0710, ENF_OWNER, LATE_GROUP);
 	enf_mkfile(_metadata, file, 0644, ENF_OWNER, ENF_ORIGINAL);
-	run_reopen(_metadata, self, &id, file, NULL, 0);
+	run_reopen(_metadata, self, &id, file, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
 	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
 }
@@ -166,7 +172,7 @@ TEST_F(limits, long_acl_grants)
 	if (err == -EOPNOTSUPP)
 		SKIP(return, "no POSIX ACLs on /tmp");
 	ASSERT_EQ(0, err);
-	run_reopen(_metadata, self, &ENF_AS_NOBODY, file, NULL, 0);
+	run_reopen(_metadata, self, &ENF_AS_NOBODY, file, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
 	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
 }
@@ -179,10 +185,8 @@ static int shut_nobody_out(const char *victim)
 
 TEST_F(limits, long_acl_shuts_out)
 {
-	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	const char *victim = ENF_AT(&self->tree, "victim");
 	const char *file = ENF_AT(&self->tree, "victim/file");
-	struct reopen *r = self->r;
 	int err;
 
 	enf_mkdir(_metadata, victim, 0700, ENF_OWNER, ENF_OWNER);
@@ -191,15 +195,9 @@ TEST_F(limits, long_acl_shuts_out)
 	if (err == -EOPNOTSUPP)
 		SKIP(return, "no POSIX ACLs on /tmp");
 	ASSERT_EQ(0, err);
-	strcpy(r->file, file);
-	r->pause = true;
-	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, reopener, r));
-	ASSERT_TRUE(enf_agent_wait(&agent));
-	ASSERT_EQ(0, shut_nobody_out(victim));
-	enf_agent_resume(&agent);
-	ASSERT_EQ(0, enf_agent_join(&agent));
-	ASSERT_EQ(EACCES, r->name_err);
-	ENF_EXPECT_ATTACK(&r->at, O_RDONLY, file, ENF_ORIGINAL);
+	run_reopen(_metadata, self, &ENF_AS_NOBODY, file, victim, shut_nobody_out);
+	ASSERT_EQ(EACCES, self->r->name_err);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
 }
 
 /* A file DEEP directories down, all open to everyone: nothing stands in the way. */
@@ -218,7 +216,7 @@ TEST_F(limits, deep_tree)
 	len = strlen(path);
 	snprintf(path + len, sizeof(path) - len, "/file");
 	enf_mkfile(_metadata, path, 0644, ENF_OWNER, ENF_ORIGINAL);
-	run_reopen(_metadata, self, &ENF_AS_NOBODY, path, NULL, 0);
+	run_reopen(_metadata, self, &ENF_AS_NOBODY, path, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
 	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, path, ENF_ORIGINAL);
 }
