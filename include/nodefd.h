@@ -123,8 +123,13 @@ enum nodefd_hook {
 	NODEFD_HOOK_NR = 4,
 };
 
-/* nodefd_policy.flags: relaxations of the rules. */
+/* nodefd_policy.flags: relaxations and tightenings of the rules. */
 #define NODEFD_POLICY_PATH_READ (1U << 0) /* an O_PATH/O_NODE origin may be reopened read-only */
+/*
+ * The fd's access is a ceiling: a reopen through the link never gains access the original
+ * file did not have, even where the opener could open the file by name for it.
+ */
+#define NODEFD_POLICY_STRICT (1U << 1)
 
 /**
  * struct nodefd_policy - what nodefd does for the tasks of one cgroup
