@@ -3,8 +3,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #include <linux/magic.h>
 #include <linux/openat2.h>
 
-#include "policyfile.h"
+#include "text.h"
 #include "cgroup.h"
 
 /*
@@ -39,83 +39,7 @@
 #define WALK_MAX_DIRS 100000	/* cgroups an id-to-path search looks at */
 #define PATH_CACHE_SIZE 64
 
-static void why_set(char *why, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
-static void why_set(char *why, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, size, fmt, ap);
-	va_end(ap);
-}
-
-int cgroup_path_normalize(const char *in, char *out, size_t size, char *why, size_t wsize)
-{
-	const size_t root_len = strlen(CGROUP_ROOT);
-	char q[3 * 64 + 8];
-	const char *p = in;
-	size_t n = 0, len;
-
-	len = strnlen(in, CGROUP_PATH_MAX);
-	if (len >= CGROUP_PATH_MAX) {
-		why_set(why, wsize, "cgroup path longer than %d bytes", CGROUP_PATH_MAX - 1);
-		return -EINVAL;
-	}
-	if (!len) {
-		why_set(why, wsize, "empty cgroup path");
-		return -EINVAL;
-	}
-	if (in[0] == '/') {
-		if (strncmp(in, CGROUP_ROOT, root_len) || (in[root_len] && in[root_len] != '/')) {
-			why_set(why, wsize,
-				"'%s': not under " CGROUP_ROOT " (give /sys/fs/cgroup/PATH or PATH relative to it)",
-				policy_quote(in, 64, q, sizeof(q)));
-			return -EINVAL;
-		}
-		p = in + root_len;
-	}
-	while (*p) {
-		const char *c, *end;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		c = p;
-		end = strchrnul(c, '/');
-		p = end;
-		if (end - c == 1 && c[0] == '.')
-			continue;
-		if (end - c == 2 && c[0] == '.' && c[1] == '.') {
-			why_set(why, wsize, "'%s': '..' is not allowed in a cgroup path",
-				policy_quote(in, 64, q, sizeof(q)));
-			return -EINVAL;
-		}
-		if (end - c > CGROUP_NAME_MAX) {
-			why_set(why, wsize, "'%s': a component longer than %d bytes",
-				policy_quote(c, 64, q, sizeof(q)), CGROUP_NAME_MAX);
-			return -EINVAL;
-		}
-		/* Room for the separator, the component, CGROUP_ROOT "/" in front and the NUL. */
-		if (n + 1 + (end - c) + root_len + 2 > CGROUP_PATH_MAX ||
-		    n + 1 + (end - c) >= size) {
-			why_set(why, wsize, "cgroup path longer than %d bytes", CGROUP_PATH_MAX - 1);
-			return -EINVAL;
-		}
-		if (n)
-			out[n++] = '/';
-		memcpy(out + n, c, end - c);
-		n += end - c;
-	}
-	if (!size)
-		return -EINVAL;
-	out[n] = '\0';
-	return 0;
-}
 
 void cgroup_path_absolute(const char *rel, char *abs, size_t size)
 {
@@ -174,7 +98,7 @@ int cgroup_resolve(const char *rel, __u64 *id, char *why, size_t wsize)
 	int root, fd, err;
 
 	cgroup_path_absolute(rel, abs, sizeof(abs));
-	policy_quote(abs, 96, q, sizeof(q));
+	text_quote(abs, 96, q, sizeof(q));
 	root = cgroup_root_open(why, wsize);
 	if (root < 0)
 		return root;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* cgroup.h - cgroup v2 paths and ids (cgroup.c), beside the pure cgroup_path_normalize() */
+/* cgroup.h - cgroup v2 paths and ids (cgroup.c), from the filesystem (their syntax: text.h) */
 #ifndef __NODEFD_CGROUP_H
 #define __NODEFD_CGROUP_H
 

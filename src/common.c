@@ -13,7 +13,6 @@
 #include <bpf/libbpf.h>
 
 #include "nodefdctl.h"
-#include "policyfile.h"
 
 /*
  * The one way errors reach the user: lowercase, naming the object and the
@@ -178,12 +177,6 @@ int require_privilege(const char *verb)
 	return 0;
 }
 
-static const char *const action_names[NODEFD_MODE_NR] = {
-	[NODEFD_MODE_OFF] = "off",
-	[NODEFD_MODE_AUDIT] = "audit",
-	[NODEFD_MODE_ENFORCE] = "deny",
-};
-
 static const char *const kind_names[NODEFD_KIND_NR] = {
 	[NODEFD_KIND_NONE] = "none",
 	[NODEFD_KIND_FD] = "fd",
@@ -201,6 +194,9 @@ static const char *const reason_names[NODEFD_REASON_NR] = {
 	[NODEFD_REASON_NO_ORIGIN] = "no_origin",
 	[NODEFD_REASON_UNLINKED] = "unlinked",
 	[NODEFD_REASON_NOMEM] = "nomem",
+	[NODEFD_REASON_STRICT] = "strict",
+	[NODEFD_REASON_OUTSIDE_ROOT] = "outside_root",
+	[NODEFD_REASON_FS_PERMISSION] = "fs_permission",
 };
 
 static const char *const hook_names[NODEFD_HOOK_NR] = {
@@ -211,17 +207,6 @@ static const char *const hook_names[NODEFD_HOOK_NR] = {
 };
 
 #define NAME_OF(table, v) ((v) < ARRAY_SIZE(table) ? (table)[v] : "unknown")
-
-/* The rules' names are the policy's words (policyfile.c). */
-const char *rule_name(unsigned int rule)
-{
-	return policy_rule_name(rule);
-}
-
-const char *action_name(unsigned int mode)
-{
-	return NAME_OF(action_names, mode);
-}
 
 const char *kind_name(unsigned int kind)
 {

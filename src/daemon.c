@@ -12,7 +12,6 @@
 #include <syslog.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -22,6 +21,7 @@
 #include "nodefdctl.h"
 #include "policyfile.h"
 #include "cgroup.h"
+#include "watch.h"
 
 /*
  * The daemon never holds enforcement up: the programs run from their pinned
@@ -61,10 +61,7 @@ struct daemon {
 	/* The policy file in effect, and its sections' cgroup ids as applied (0: none yet). */
 	struct policyfile pf;
 	__u64 *ids;
-	int ino_fd;			/* inotify: where those cgroups are made and removed */
-	int *wds;
-	size_t nwds;
-	size_t cwds;
+	struct cgroup_watch watch;	/* where those cgroups are made and removed */
 	bool watch_warned;
 	bool refresh_warned;
 
@@ -219,65 +216,24 @@ static int daemon_event(void *ctx, void *data, size_t size)
  * TICK_MS instead.
  */
 
-static void watches_clear(struct daemon *d)
-{
-	if (d->ino_fd < 0)
-		return;
-	for (size_t i = 0; i < d->nwds; i++)
-		inotify_rm_watch(d->ino_fd, d->wds[i]);
-	d->nwds = 0;
-}
-
-static void watch_add(struct daemon *d, const char *rel)
-{
-	char dir[CGROUP_PATH_MAX], abs[CGROUP_PATH_MAX + 16];
-	int wd = -1;
-
-	snprintf(dir, sizeof(dir), "%s", rel);
-	/* The parent, or the nearest ancestor that exists. */
-	while (dir[0] && wd < 0) {
-		char *slash = strrchr(dir, '/');
-
-		if (slash)
-			*slash = '\0';
-		else
-			dir[0] = '\0';
-		cgroup_path_absolute(dir, abs, sizeof(abs));
-		wd = inotify_add_watch(d->ino_fd, abs,
-				       IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW);
-		if (wd < 0 && errno != ENOENT && errno != ENOTDIR) {
-			if (!d->watch_warned)
-				note_error(d, "%s: cannot watch it for cgroups made and removed: %s",
-					   abs, errstr(errno));
-			d->watch_warned = true;
-			return;
-		}
-	}
-	if (wd < 0)
-		return;
-	for (size_t i = 0; i < d->nwds; i++)
-		if (d->wds[i] == wd)
-			return;
-	if (d->nwds == d->cwds) {
-		size_t cap = d->cwds ? 2 * d->cwds : 16;
-		int *wds = realloc(d->wds, cap * sizeof(*wds));
-
-		if (!wds)
-			return;
-		d->wds = wds;
-		d->cwds = cap;
-	}
-	d->wds[d->nwds++] = wd;
-}
-
+/* Watch where the sections' cgroups are made and removed; says the first failure only. */
 static void watches_reset(struct daemon *d)
 {
-	if (d->ino_fd < 0)
+	const char **paths;
+	char why[REASON_MAX];
+
+	if (d->watch.fd < 0)
 		return;
-	watches_clear(d);
+	paths = calloc(d->pf.n + 1, sizeof(*paths));
+	if (!paths)
+		return;
 	for (size_t i = 0; i < d->pf.n; i++)
-		if (d->pf.entries[i].path[0])
-			watch_add(d, d->pf.entries[i].path);
+		paths[i] = d->pf.entries[i].path;
+	if (cgroup_watch_reset(&d->watch, paths, d->pf.n, why, sizeof(why)) && !d->watch_warned) {
+		note_error(d, "%s", why);
+		d->watch_warned = true;
+	}
+	free(paths);
 }
 
 static void policy_record_add(struct json_object *obj, const struct policyfile *pf,
@@ -303,7 +259,7 @@ static void policy_record_add(struct json_object *obj, const struct policyfile *
 /* 0 if applied or there was nothing to apply; -errno if the file was rejected. */
 static int daemon_policy_apply(struct daemon *d, const char *why_now)
 {
-	char why[4 * POLICY_REASON_MAX];
+	char why[4 * REASON_MAX];
 	struct policy_list l = {};
 	struct json_object *obj;
 	struct policyfile pf;
@@ -372,7 +328,7 @@ out_unlock:
 /* The file in effect resolved now: true if a cgroup of it came or went since it was applied. */
 static bool policy_ids_changed(struct daemon *d, __u64 *ids)
 {
-	char why[4 * POLICY_REASON_MAX];
+	char why[4 * REASON_MAX];
 	struct policy_list l;
 	size_t pending;
 
@@ -385,7 +341,7 @@ static bool policy_ids_changed(struct daemon *d, __u64 *ids)
 /* A watched directory changed (or a tick passed): apply the file again if a cgroup came or went. */
 static void daemon_policy_refresh(struct daemon *d)
 {
-	char why[4 * POLICY_REASON_MAX];
+	char why[4 * REASON_MAX];
 	struct policy_list l = {};
 	struct json_object *obj;
 	size_t pending;
@@ -435,18 +391,6 @@ out_free:
 	free(ids);
 	/* Parents made meanwhile are the places to watch now. */
 	watches_reset(d);
-}
-
-/* Reads what inotify has: true if a watched directory changed. */
-static bool watches_changed(struct daemon *d)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	bool changed = false;
-	ssize_t n;
-
-	while ((n = read(d->ino_fd, buf, sizeof(buf))) > 0)
-		changed = true;
-	return changed;
 }
 
 /* ---- lost events --------------------------------------------------------- */
@@ -585,12 +529,10 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 	};
 	char q[3 * 64 + 8];
 	bool no_policy = false;
-	int c;
+	int c, ret;
 
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":f:no:" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
-		if (parse_global_opt(c))
-			continue;
 		switch (c) {
 		case 'f':
 			if (!optarg[0] || strnlen(optarg, PATH_MAX) >= PATH_MAX) {
@@ -613,28 +555,19 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 				d->out = OUT_SYSLOG;
 			} else {
 				p_err("daemon: --output '%s': unknown (json, text or syslog)",
-				      policy_quote(optarg, 64, q, sizeof(q)));
+				      text_quote(optarg, 64, q, sizeof(q)));
 				return CMD_USAGE;
 			}
 			break;
-		case OPT_HELP:
-			daemon_help();
-			return CMD_OK;
-		case OPT_VERSION:
-			return print_version();
 		default:
-			return opt_error(argv[0], c, argv);
+			ret = verb_opt(c, argv[0], argv, daemon_help);
+			if (ret >= 0)
+				return ret;
 		}
 	}
-	if (optind < argc && !strcmp(argv[optind], "help")) {
-		daemon_help();
-		return CMD_OK;
-	}
-	if (optind < argc) {
-		p_err("daemon: unexpected argument '%s'; try 'nodefdctl daemon help'",
-		      policy_quote(argv[optind], 64, q, sizeof(q)));
-		return CMD_USAGE;
-	}
+	ret = verb_tail(argc, argv, argv[0], daemon_help, 0);
+	if (ret >= 0)
+		return ret;
 	if (no_policy && d->policy_named) {
 		p_err("daemon: --policy and --no-policy: give one");
 		return CMD_USAGE;
@@ -665,7 +598,7 @@ static int daemon_adopt(struct daemon *d)
 		return -1;
 	d->events_map_id = map_id_of_fd(d->events_fd);
 	/* Without inotify (ENOSYS: CONFIG_INOTIFY_USER off), ticks do. */
-	d->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	cgroup_watch_init(&d->watch);
 	d->rb = ring_buffer__new(d->events_fd, daemon_event, d, NULL);
 	if (!d->rb) {
 		p_err("daemon: %s/events: cannot map the ring buffer: %s", PIN_DIR, errstr(errno));
@@ -678,9 +611,7 @@ static void daemon_close(struct daemon *d)
 {
 	policyfile_free(&d->pf);
 	free(d->ids);
-	free(d->wds);
-	if (d->ino_fd >= 0)
-		close(d->ino_fd);
+	cgroup_watch_free(&d->watch);
 	ring_buffer__free(d->rb);
 	if (d->outer_fd >= 0)
 		close(d->outer_fd);
@@ -704,7 +635,7 @@ static void note_start(struct daemon *d, bool loaded)
 	json_add_str(obj, "pins", loaded ? "loaded" : "adopted");
 	json_add_bool(obj, "enabled", cfg.enabled);
 	json_add_str(obj, "policy_file", d->policy_file);
-	json_add_str(obj, "cgroup_watch", d->ino_fd >= 0 ? "inotify" : "poll");
+	json_add_str(obj, "cgroup_watch", d->watch.fd >= 0 ? "inotify" : "poll");
 	note(d, LOG_INFO, obj, "daemon %d started: %s %s, %s", getpid(),
 	     loaded ? "loaded nodefd and pinned it in" : "adopted the pins in", PIN_DIR,
 	     cfg.enabled ? "enabled" : "disabled ('nodefdctl enable' to enforce)");
@@ -753,8 +684,8 @@ static int daemon_loop(struct daemon *d, int sfd)
 		close(ep);
 		return CMD_FAIL;
 	}
-	ev.data.fd = d->ino_fd;
-	if (d->ino_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, d->ino_fd, &ev)) {
+	ev.data.fd = d->watch.fd;
+	if (d->watch.fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, d->watch.fd, &ev)) {
 		note_error(d, "epoll: %s", errstr(errno));
 		close(ep);
 		return CMD_FAIL;
@@ -773,8 +704,8 @@ static int daemon_loop(struct daemon *d, int sfd)
 			struct signalfd_siginfo si;
 			struct json_object *obj;
 
-			if (d->ino_fd >= 0 && evs[i].data.fd == d->ino_fd) {
-				if (watches_changed(d))
+			if (d->watch.fd >= 0 && evs[i].data.fd == d->watch.fd) {
+				if (cgroup_watch_changed(&d->watch))
 					daemon_policy_refresh(d);
 				continue;
 			}
@@ -806,7 +737,7 @@ static int daemon_loop(struct daemon *d, int sfd)
 		if (now >= next_tick) {
 			next_tick = now + (__s64)TICK_MS * 1000000;
 			daemon_check_drops(d);
-			if (d->ino_fd < 0)
+			if (d->watch.fd < 0)
 				daemon_policy_refresh(d);
 			err = daemon_check_pins(d);
 			if (err <= 0) {
@@ -827,7 +758,7 @@ int do_daemon(int argc, char **argv)
 		.counters_fd = -1,
 		.events_fd = -1,
 		.outer_fd = -1,
-		.ino_fd = -1,
+		.watch.fd = -1,
 	};
 	bool loaded = false;
 	sigset_t mask;

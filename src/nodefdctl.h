@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "nodefd.h"
+#include "text.h"
 
 #define NODEFDCTL_VERSION "0.1.0"
 
@@ -51,7 +52,7 @@ enum {
 /* The daemon's policy file when none is named. */
 #define POLICY_FILE_DEFAULT "/etc/nodefd/policy.conf"
 
-/* Global options (main.c). */
+/* Global options (cli.c). */
 extern bool json_output;
 extern bool pretty_output;
 extern bool debug_output;
@@ -91,9 +92,19 @@ bool parse_global_opt(int c);
 /* Reports getopt_long()'s '?' or ':' for verb (NULL: the global options); returns CMD_USAGE. */
 int opt_error(const char *verb, int c, char **argv);
 /*
- * For a verb without options of its own: applies the global ones, prints
- * help on "help" or -h.  Returns -1 to go on, else the exit status.
+ * What a verb's getopt_long() loop does with an option of no verb's own:
+ * applies a global one (returns -1: go on), -h prints @help, -V the
+ * version, anything else is reported for @verb.  Else the exit status.
  */
+int verb_opt(int c, const char *verb, char **argv, void (*help)(void));
+/*
+ * The tail of every verb's option parsing, with the operands at
+ * argv[optind..]: "help" as the first prints @help; more than
+ * @max_operands of them (-1: any number) is an error.  Returns -1 to go
+ * on, else the exit status.
+ */
+int verb_tail(int argc, char **argv, const char *verb, void (*help)(void), int max_operands);
+/* For a verb without options or operands of its own: the two above. */
 int verb_no_args(int argc, char **argv, void (*help)(void));
 int print_version(void);
 
@@ -113,9 +124,11 @@ int lsm_list_read(char *buf, size_t size);
 bool lsm_list_has(const char *list, const char *name);
 int require_privilege(const char *verb);
 
-/* Names of the enums of nodefd.h (common.c); "unknown" when out of range. */
-const char *rule_name(unsigned int rule);
-const char *action_name(unsigned int mode);
+/*
+ * Names of the enums of nodefd.h (common.c); "unknown" when out of range.
+ * Rules and modes (an event's action among them) are named by the policy's
+ * words: policy_rule_name() and policy_mode_name() (policyfile.c).
+ */
 const char *kind_name(unsigned int kind);
 const char *reason_name(unsigned int reason);
 const char *hook_name(unsigned int hook);
@@ -163,7 +176,7 @@ void lock_release(int fd);
 pid_t lock_daemon_pid(void);
 
 /*
- * Policies as the maps hold them (policy.c): the hash map in entry 0 of
+ * Policies as the maps hold them (policymap.c): the hash map in entry 0 of
  * cgroup_policy, read into a list, changed, and swapped in whole.
  */
 struct policy_item {
@@ -181,6 +194,8 @@ struct policy_list {
 int policy_list_read(int outer_fd, struct policy_list *l);
 int policy_list_put(struct policy_list *l, __u64 id, const struct nodefd_policy *p);
 int policy_list_del(struct policy_list *l, __u64 id);
+/* @id's entry of a list as policy_list_read() sorts it, or NULL. */
+const struct nodefd_policy *policy_list_find(const struct policy_list *l, __u64 id);
 void policy_list_free(struct policy_list *l);
 int policy_swap(int outer_fd, struct policy_list *l);
 int policy_outer_open(const char *verb);
@@ -206,7 +221,7 @@ int do_enable(int argc, char **argv);
 int do_disable(int argc, char **argv);
 int do_daemon(int argc, char **argv);
 
-/* Events (events.c), for the events verb and the daemon. */
+/* Events (event.c), for the events verb and the daemon. */
 #define EVENT_TEXT_MAX 8192	/* bytes of an event's text form: escaped paths grow 4 times */
 struct event_fmt {
 	__s64 mono_to_real;	/* add to a CLOCK_MONOTONIC time to get the wall clock */

@@ -26,6 +26,7 @@ static const char *const mode_names[NODEFD_MODE_NR] = {
 enum policy_key {
 	KEY_MODE = NODEFD_RULE_NR,
 	KEY_PATH_READ,
+	KEY_STRICT,
 	KEY_NR,
 };
 
@@ -36,10 +37,18 @@ static const char *const key_names[KEY_NR] = {
 	[NODEFD_RULE_REACH] = "reach",
 	[KEY_MODE] = "mode",
 	[KEY_PATH_READ] = "path_read",
+	[KEY_STRICT] = "strict",
+};
+
+/* The on|off keys and the flag each sets. */
+static const __u32 key_flags[KEY_NR] = {
+	[KEY_PATH_READ] = NODEFD_POLICY_PATH_READ,
+	[KEY_STRICT] = NODEFD_POLICY_STRICT,
 };
 
 #define RULES_HELP "upgrade, append, ancestors, reach"
 #define MODES_HELP "enforce, audit or off"
+#define FLAGS_HELP "path_read=on|off, strict=on|off"
 
 const char *policy_mode_name(unsigned int mode)
 {
@@ -81,44 +90,6 @@ static int key_parse(const char *s)
 	return -1;
 }
 
-const char *policy_quote(const char *s, size_t max, char *buf, size_t size)
-{
-	size_t i, n = 0;
-
-	if (!size)
-		return buf;
-	for (i = 0; s[i] && i < max; i++) {
-		unsigned char c = s[i];
-		int w;
-
-		if (c < ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '\\')
-			w = snprintf(buf + n, size - n, "\\x%02x", c);
-		else
-			w = snprintf(buf + n, size - n, "%c", c);
-		if (w < 0 || (size_t)w >= size - n) {
-			buf[n] = '\0';
-			return buf;
-		}
-		n += w;
-	}
-	if (s[i] && size - n > 3)
-		snprintf(buf + n, size - n, "...");
-	else
-		buf[n] = '\0';
-	return buf;
-}
-
-static void why_set(char *why, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void why_set(char *why, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, size, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * A policy being put together from keys in any order: the base mode, a
@@ -154,18 +125,18 @@ static int builder_set(struct policy_builder *b, int key, const char *value, int
 			why_set(why, size, "'%s' given twice", key_names[key]);
 		return -EINVAL;
 	}
-	if (key == KEY_PATH_READ) {
+	if (key_flags[key]) {
 		if (!strcmp(value, "on")) {
-			b->flags |= NODEFD_POLICY_PATH_READ;
+			b->flags |= key_flags[key];
 		} else if (strcmp(value, "off")) {
-			why_set(why, size, "path_read takes on or off, not '%s'",
-				policy_quote(value, POLICY_WORD_MAX, q, sizeof(q)));
+			why_set(why, size, "%s takes on or off, not '%s'", key_names[key],
+				text_quote(value, POLICY_WORD_MAX, q, sizeof(q)));
 			return -EINVAL;
 		}
 	} else {
 		if (policy_mode_parse(value, &mode)) {
 			why_set(why, size, "%s: unknown mode '%s' (" MODES_HELP ")", key_names[key],
-				policy_quote(value, POLICY_WORD_MAX, q, sizeof(q)));
+				text_quote(value, POLICY_WORD_MAX, q, sizeof(q)));
 			return -EINVAL;
 		}
 		if (key == KEY_MODE)
@@ -204,7 +175,7 @@ int policy_spec_parse(int argc, char *const *args, struct nodefd_policy *policy,
 	}
 	if (policy_mode_parse(args[0], &(__u8){ 0 })) {
 		why_set(why, size, "unknown mode '%s' (" MODES_HELP ")",
-			policy_quote(args[0], POLICY_WORD_MAX, q, sizeof(q)));
+			text_quote(args[0], POLICY_WORD_MAX, q, sizeof(q)));
 		return -EINVAL;
 	}
 	if (builder_set(&b, KEY_MODE, args[0], -1, why, size))
@@ -216,8 +187,8 @@ int policy_spec_parse(int argc, char *const *args, struct nodefd_policy *policy,
 
 		if (!eq) {
 			why_set(why, size,
-				"'%s': not RULE=MODE (rules " RULES_HELP "; or path_read=on|off)",
-				policy_quote(args[i], POLICY_WORD_MAX, q, sizeof(q)));
+				"'%s': not RULE=MODE (rules " RULES_HELP "; or " FLAGS_HELP ")",
+				text_quote(args[i], POLICY_WORD_MAX, q, sizeof(q)));
 			return -EINVAL;
 		}
 		key = -1;
@@ -230,8 +201,8 @@ int policy_spec_parse(int argc, char *const *args, struct nodefd_policy *policy,
 			/* Quote the name only: cut it where the '=' was. */
 			snprintf(name, sizeof(name), "%.*s", (int)(len < POLICY_WORD_MAX ? len : POLICY_WORD_MAX), args[i]);
 			why_set(why, size,
-				"unknown rule '%s%s' (" RULES_HELP "; relaxation path_read)",
-				policy_quote(name, POLICY_WORD_MAX, q, sizeof(q)),
+				"unknown rule '%s%s' (" RULES_HELP "; or " FLAGS_HELP ")",
+				text_quote(name, POLICY_WORD_MAX, q, sizeof(q)),
 				len > POLICY_WORD_MAX ? "..." : "");
 			return -EINVAL;
 		}
@@ -275,7 +246,9 @@ struct pf_parse {
 	struct policy_builder b;
 
 	struct policyfile *pf;
-	struct policy_error *err;
+	int *err_line;
+	char *why;
+	size_t why_size;
 	bool failed;
 };
 
@@ -289,9 +262,9 @@ static void pf_fail(struct pf_parse *st, int line, const char *fmt, ...)
 	if (st->failed)
 		return;
 	st->failed = true;
-	st->err->line = line;
+	*st->err_line = line;
 	va_start(ap, fmt);
-	vsnprintf(st->err->reason, sizeof(st->err->reason), fmt, ap);
+	vsnprintf(st->why, st->why_size, fmt, ap);
 	va_end(ap);
 }
 
@@ -357,7 +330,7 @@ static char *pf_reader(char *str, int num, void *stream)
 /* `default` or `cgroup "PATH"`, into a normalised path ("" for the root). */
 static int pf_section_path(struct pf_parse *st, char *path, size_t size)
 {
-	char why[POLICY_REASON_MAX - 64], q[3 * 64 + 8];
+	char why[REASON_MAX - 64], q[3 * 64 + 8];
 	const char *s = st->sec, *e = st->sec + st->sec_len, *open, *close;
 	char *inner;
 	int err;
@@ -390,7 +363,7 @@ static int pf_section_path(struct pf_parse *st, char *path, size_t size)
 		}
 	}
 	pf_fail(st, st->sec_line, "unknown section '[%s]' (sections: [default], [cgroup \"PATH\"])",
-		policy_quote(st->sec, 64, q, sizeof(q)));
+		text_quote(st->sec, 64, q, sizeof(q)));
 	return -EINVAL;
 }
 
@@ -419,7 +392,7 @@ static int pf_entry_end(struct pf_parse *st)
 {
 	struct policyfile *pf = st->pf;
 	struct policy_entry *e;
-	char why[POLICY_REASON_MAX - 64];
+	char why[REASON_MAX - 64];
 
 	if (!st->cur_line)
 		return 0;
@@ -454,7 +427,7 @@ static int pf_entry_end(struct pf_parse *st)
 static int pf_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct pf_parse *st = user;
-	char why[POLICY_REASON_MAX - 64], q[3 * POLICY_WORD_MAX + 8];
+	char why[REASON_MAX - 64], q[3 * POLICY_WORD_MAX + 8];
 	size_t slen = strlen(section);
 	int key;
 
@@ -463,7 +436,7 @@ static int pf_handler(void *user, const char *section, const char *name, const c
 	if (!st->sec_line) {
 		pf_fail(st, st->lineno,
 			"'%s' outside a section (start with [default] or [cgroup \"PATH\"])",
-			policy_quote(name, POLICY_WORD_MAX, q, sizeof(q)));
+			text_quote(name, POLICY_WORD_MAX, q, sizeof(q)));
 		return 0;
 	}
 	if (slen > st->sec_len || memcmp(section, st->sec, slen)) {
@@ -476,8 +449,8 @@ static int pf_handler(void *user, const char *section, const char *name, const c
 	key = key_parse(name);
 	if (key < 0) {
 		pf_fail(st, st->lineno,
-			"unknown key '%s' (mode, " RULES_HELP ", path_read)",
-			policy_quote(name, POLICY_WORD_MAX, q, sizeof(q)));
+			"unknown key '%s' (mode, " RULES_HELP ", path_read, strict)",
+			text_quote(name, POLICY_WORD_MAX, q, sizeof(q)));
 		return 0;
 	}
 	if (builder_set(&st->b, key, value, st->lineno, why, sizeof(why))) {
@@ -546,7 +519,7 @@ static int pf_check_unique(struct pf_parse *st)
 			continue;
 		if (sorted[i]->path[0])
 			pf_fail(st, sorted[i]->line, "cgroup '%s' already has a section at line %d",
-				policy_quote(sorted[i]->path, 64, q, sizeof(q)),
+				text_quote(sorted[i]->path, 64, q, sizeof(q)),
 				sorted[i - 1]->line);
 		else
 			pf_fail(st, sorted[i]->line,
@@ -566,23 +539,26 @@ void policyfile_free(struct policyfile *pf)
 	memset(pf, 0, sizeof(*pf));
 }
 
-int policyfile_parse(const char *text, size_t len, struct policyfile *pf,
-		     struct policy_error *err)
+int policyfile_parse(const char *text, size_t len, struct policyfile *pf, int *line, char *why,
+		     size_t size)
 {
 	struct pf_parse *st;
 	int rc, ret = 0;
 
 	memset(pf, 0, sizeof(*pf));
-	memset(err, 0, sizeof(*err));
+	*line = 0;
+	why_set(why, size, "%s", "");
 	st = calloc(1, sizeof(*st));
 	if (!st) {
-		snprintf(err->reason, sizeof(err->reason), "out of memory");
+		why_set(why, size, "out of memory");
 		return -ENOMEM;
 	}
 	st->text = text;
 	st->len = len;
 	st->pf = pf;
-	st->err = err;
+	st->err_line = line;
+	st->why = why;
+	st->why_size = size;
 	if (pf_check_text(st))
 		goto out;
 
@@ -616,7 +592,7 @@ int policyfile_parse(const char *text, size_t len, struct policyfile *pf,
 		goto out;
 out:
 	if (st->failed) {
-		ret = strstr(err->reason, "out of memory") ? -ENOMEM : -EINVAL;
+		ret = strstr(why, "out of memory") ? -ENOMEM : -EINVAL;
 		free(st->cur_path);
 		policyfile_free(pf);
 	}

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 
 #include "nodefdctl.h"
+#include "policyfile.h"
 
 #define MAX_LINKS 16
 
@@ -194,7 +195,7 @@ static struct json_object *json_rules(const __u64 *first)
 	struct json_object *obj = json_object_new_object();
 
 	for (int r = 0; r < NODEFD_RULE_NR; r++)
-		json_add_u64(obj, rule_name(r), first[r]);
+		json_add_u64(obj, policy_rule_name(r), first[r]);
 	return obj;
 }
 
@@ -262,6 +263,7 @@ static void status_print_json(const struct status *s)
 	json_add_u64(cnt, "race", s->counters[NODEFD_CNT_RACE]);
 	json_add_u64(cnt, "events_dropped", s->counters[NODEFD_CNT_EVENTS_DROPPED]);
 	json_add_u64(cnt, "nomem", s->counters[NODEFD_CNT_NOMEM]);
+	json_add_u64(cnt, "by_name", s->counters[NODEFD_CNT_BY_NAME]);
 	json_object_object_add(obj, "counters", cnt);
 out:
 	json_print(obj);
@@ -272,7 +274,7 @@ static void print_rules(const char *label, const __u64 *first)
 {
 	printf("  %-15s", label);
 	for (int r = 0; r < NODEFD_RULE_NR; r++)
-		printf("%s %s %llu", r ? "," : "", rule_name(r), (unsigned long long)first[r]);
+		printf("%s %s %llu", r ? "," : "", policy_rule_name(r), (unsigned long long)first[r]);
 	printf("\n");
 }
 
@@ -330,6 +332,7 @@ static void status_print_text(const struct status *s)
 			s->counters[NODEFD_CNT_EVENTS_DROPPED] - s->dropped_reported :
 			s->counters[NODEFD_CNT_EVENTS_DROPPED]));
 	printf("  %-15s %llu\n", "nomem", (unsigned long long)s->counters[NODEFD_CNT_NOMEM]);
+	printf("  %-15s %llu\n", "by_name", (unsigned long long)s->counters[NODEFD_CNT_BY_NAME]);
 }
 
 int do_status(int argc, char **argv)

@@ -23,7 +23,7 @@ static void fail(const char *what)
  */
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	char out[CGROUP_PATH_MAX], again[CGROUP_PATH_MAX], why[POLICY_REASON_MAX];
+	char out[CGROUP_PATH_MAX], again[CGROUP_PATH_MAX], why[REASON_MAX];
 	char *buf, *args[MAX_ARGS], *p;
 	struct nodefd_policy pol;
 	int argc = 0;
@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	}
 
 	if (!policy_spec_parse(argc - 1, args + 1, &pol, why, sizeof(why))) {
-		if (pol.flags & ~NODEFD_POLICY_PATH_READ)
+		if (pol.flags & ~(NODEFD_POLICY_PATH_READ | NODEFD_POLICY_STRICT))
 			fail("unknown flag");
 		for (int r = 0; r < NODEFD_RULE_NR; r++)
 			if (pol.rule_mode[r] >= NODEFD_MODE_NR)

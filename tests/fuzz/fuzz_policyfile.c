@@ -22,19 +22,19 @@ static void fail(const char *what)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
-	char again[CGROUP_PATH_MAX], why[POLICY_REASON_MAX];
-	struct policy_error err;
+	char again[CGROUP_PATH_MAX], why[REASON_MAX], reason[REASON_MAX];
 	struct policyfile pf;
 	size_t lines = 1;
+	int line;
 
 	for (size_t i = 0; i < size; i++)
 		lines += data[i] == '\n';
-	if (policyfile_parse((const char *)data, size, &pf, &err)) {
+	if (policyfile_parse((const char *)data, size, &pf, &line, reason, sizeof(reason))) {
 		if (pf.n || pf.entries)
 			fail("entries left after an error");
-		if (!err.reason[0] || strnlen(err.reason, sizeof(err.reason)) == sizeof(err.reason))
+		if (!reason[0] || strnlen(reason, sizeof(reason)) == sizeof(reason))
 			fail("error without a terminated reason");
-		if (err.line < 0 || (size_t)err.line > lines)
+		if (line < 0 || (size_t)line > lines)
 			fail("error line outside the text");
 		return 0;
 	}
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 
 		if (e->line < 1 || (size_t)e->line > lines)
 			fail("entry line outside the text");
-		if (e->policy.flags & ~NODEFD_POLICY_PATH_READ)
+		if (e->policy.flags & ~(NODEFD_POLICY_PATH_READ | NODEFD_POLICY_STRICT))
 			fail("unknown flag");
 		for (int r = 0; r < NODEFD_RULE_NR; r++)
 			if (e->policy.rule_mode[r] >= NODEFD_MODE_NR)

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/* event.c - an event's text and JSON forms, for the events verb and the daemon */
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "nodefdctl.h"
+#include "policyfile.h"
+#include "onode.h"
+#include "cgroup.h"
+
+/* f_mode bits are kernel-internal (include/linux/fs.h); nodefd.h documents the ones it reports. */
+#define FMODE_READ 0x1
+#define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20
+#define FMODE_PATH 0x4000
+
+__s64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__s64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The offset between the two clocks, taken from the tightest of a few brackets. */
+static __s64 mono_to_real_offset(void)
+{
+	__s64 best = LLONG_MAX, off = 0;
+
+	for (int i = 0; i < 5; i++) {
+		__s64 m1 = now_ns(CLOCK_MONOTONIC);
+		__s64 r = now_ns(CLOCK_REALTIME);
+		__s64 m2 = now_ns(CLOCK_MONOTONIC);
+
+		if (m2 - m1 < best) {
+			best = m2 - m1;
+			off = r - (m1 + (m2 - m1) / 2);
+		}
+	}
+	return off;
+}
+
+void format_time(char *buf, size_t size, __s64 real_ns)
+{
+	time_t secs = real_ns / 1000000000;
+	struct tm tm;
+
+	if (!gmtime_r(&secs, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, size, "%lld", (long long)real_ns);
+}
+
+/* "r", "rw", "-" (no access: a walk), "path" (O_PATH), with +append, +trunc, +node. */
+static void format_access(char *buf, size_t size, __u32 mode, __u32 flags)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (mode & FMODE_PATH)
+		n += snprintf(buf + n, size - n, "path");
+	if (mode & FMODE_READ)
+		n += snprintf(buf + n, size - n, "r");
+	if (mode & FMODE_WRITE)
+		n += snprintf(buf + n, size - n, "w");
+	if (mode & FMODE_EXEC)
+		n += snprintf(buf + n, size - n, "x");
+	if (!n)
+		n += snprintf(buf + n, size - n, "-");
+	if (flags & O_APPEND)
+		n += snprintf(buf + n, size - n, "+append");
+	if (flags & O_TRUNC)
+		n += snprintf(buf + n, size - n, "+trunc");
+	if (flags & O_NODE)
+		snprintf(buf + n, size - n, "+node");
+}
+
+void event_fmt_init(struct event_fmt *f)
+{
+	f->mono_to_real = mono_to_real_offset();
+}
+
+/* One token per field: spaces, control bytes and backslashes as \xNN. */
+static size_t put_escaped(char *buf, size_t size, const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < max && s[i] && n + 5 < size; i++) {
+		unsigned char c = s[i];
+
+		if (c <= ' ' || c == 0x7f || c == '\\')
+			n += snprintf(buf + n, size - n, "\\x%02x", c);
+		else
+			buf[n++] = c;
+	}
+	if (n < size)
+		buf[n] = '\0';
+	return n;
+}
+
+static void json_add_bytes(struct json_object *obj, const char *key, const char *s, size_t max)
+{
+	json_object_object_add(obj, key, json_object_new_string_len(s, strnlen(s, max)));
+}
+
+struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev)
+{
+	struct json_object *obj = json_object_new_object();
+	char when[32], orig[32], req[32];
+
+	format_time(when, sizeof(when), (__s64)ev->ts_ns + f->mono_to_real);
+	format_access(orig, sizeof(orig), ev->orig_mode, ev->orig_flags);
+	format_access(req, sizeof(req), ev->req_mode, ev->req_flags);
+	json_add_str(obj, "type", "event");
+	json_add_str(obj, "time", when);
+	json_add_u64(obj, "ts_ns", ev->ts_ns);
+	json_add_str(obj, "action", policy_mode_name(ev->action));
+	json_add_str(obj, "rule", policy_rule_name(ev->rule));
+	json_add_str(obj, "kind", kind_name(ev->kind));
+	json_add_str(obj, "reason", reason_name(ev->reason));
+	json_add_str(obj, "hook", hook_name(ev->hook));
+	json_add_u64(obj, "pid", ev->pid);
+	json_add_u64(obj, "tid", ev->tid);
+	json_add_u64(obj, "uid", ev->uid);
+	json_add_bytes(obj, "comm", ev->comm, sizeof(ev->comm));
+	json_add_u64(obj, "cgroup_id", ev->cgroup_id);
+	json_add_str(obj, "cgroup_path", cgroup_path_cached(ev->cgroup_id));
+	json_add_u64(obj, "holder_pid", ev->holder_pid);
+	json_add_s64(obj, "holder_fd", ev->holder_fd);
+	json_add_str(obj, "orig", orig);
+	json_add_u64(obj, "orig_mode", ev->orig_mode);
+	json_add_u64(obj, "orig_flags", ev->orig_flags);
+	json_add_str(obj, "req", req);
+	json_add_u64(obj, "req_mode", ev->req_mode);
+	json_add_u64(obj, "req_flags", ev->req_flags);
+	json_add_bytes(obj, "path", ev->path, sizeof(ev->path));
+	if (ev->ancestor[0])
+		json_add_bytes(obj, "ancestor", ev->ancestor, sizeof(ev->ancestor));
+	else
+		json_object_object_add(obj, "ancestor", NULL);
+	return obj;
+}
+
+#define PUT(...)                                                                               \
+	do {                                                                                   \
+		if (n < size)                                                                  \
+			n += snprintf(buf + n, size - n, __VA_ARGS__);                         \
+	} while (0)
+#define PUT_ESCAPED(s, max)                                                                    \
+	do {                                                                                   \
+		if (n < size)                                                                  \
+			n += put_escaped(buf + n, size - n, (s), (max));                       \
+	} while (0)
+
+void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *buf, size_t size)
+{
+	const char *cg = cgroup_path_cached(ev->cgroup_id);
+	char when[32], orig[32], req[32];
+	size_t n = 0;
+
+	format_time(when, sizeof(when), (__s64)ev->ts_ns + f->mono_to_real);
+	format_access(orig, sizeof(orig), ev->orig_mode, ev->orig_flags);
+	format_access(req, sizeof(req), ev->req_mode, ev->req_flags);
+	PUT("%s %s %s %s pid=%u comm=", when, policy_mode_name(ev->action), policy_rule_name(ev->rule),
+	    kind_name(ev->kind), ev->pid);
+	PUT_ESCAPED(ev->comm, sizeof(ev->comm));
+	PUT(" uid=%u cgroup=%llu cgroup_path=", ev->uid, (unsigned long long)ev->cgroup_id);
+	PUT_ESCAPED(cg ? cg : "?", CGROUP_PATH_MAX);
+	PUT(" holder=%u", ev->holder_pid);
+	if (ev->holder_fd >= 0)
+		PUT(" fd=%d", ev->holder_fd);
+	PUT(" orig=%s req=%s hook=%s reason=%s", orig, req, hook_name(ev->hook),
+	    reason_name(ev->reason));
+	if (ev->ancestor[0]) {
+		PUT(" ancestor=");
+		PUT_ESCAPED(ev->ancestor, sizeof(ev->ancestor));
+	}
+	PUT(" path=");
+	PUT_ESCAPED(ev->path, sizeof(ev->path));
+	if (n >= size && size)
+		buf[size - 1] = '\0';
+}
