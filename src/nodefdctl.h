@@ -15,6 +15,12 @@
 #include "text.h"
 
 #define NODEFDCTL_VERSION "0.1.0"
+/*
+ * The "schema" of every JSON record printed: keys are only ever added
+ * within one schema; a key removed or renamed, or a value of another type
+ * or meaning, makes a new one (nodefdctl(8), JSON OUTPUT).
+ */
+#define NODEFDCTL_JSON_SCHEMA 1
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -28,6 +34,10 @@ enum {
 	CMD_OK = 0,	/* done */
 	CMD_FAIL = 1,	/* refused or failed */
 	CMD_USAGE = 2,	/* bad command line */
+	/* status, beside 0 for loaded and enabled (enforcing), as aa-enabled(1) does: */
+	STATUS_DISABLED = 3,	/* loaded but disabled */
+	STATUS_NOT_LOADED = 4,	/* not loaded */
+	STATUS_NO_PERMISSION = 5, /* cannot tell: no permission to look */
 };
 
 /*

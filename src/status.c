@@ -48,14 +48,73 @@ struct status {
 
 static void status_help(void)
 {
-	printf("Usage: nodefdctl [-j|-p] status\n"
+	printf("Usage: nodefdctl [-j|-p] status [-q|--quiet]\n"
 	       "\n"
 	       "Shows whether nodefd is loaded (pins under " PIN_DIR "), whether it is\n"
 	       "enabled, the kernel's LSM list, the attached programs, the pinned maps, the\n"
 	       "number of cgroups with a policy, whether a daemon runs, and the counters summed\n"
 	       "over all CPUs, with the events lost because the ring buffer was full and how\n"
-	       "many of those no daemon has reported yet. Exit status 0 whether or not nodefd\n"
-	       "is loaded; 1 if it is but its pins cannot be read.\n");
+	       "many of those no daemon has reported yet.\n"
+	       "\n"
+	       "  -q, --quiet   print nothing: the exit status says it all\n"
+	       "\n"
+	       "Exit status: 0 loaded and enabled (enforcing), 3 loaded but disabled, 4 not\n"
+	       "loaded, 5 no permission to tell (not root), 1 loaded but its pins cannot be\n"
+	       "read (or are of another ABI), 2 bad command line.\n");
+}
+
+/* The exit status for an error reading the pins: no permission, or a failure. */
+static int status_of_err(int err)
+{
+	return err == -EACCES || err == -EPERM ? STATUS_NO_PERMISSION : CMD_FAIL;
+}
+
+/* --quiet: the exit status alone, found without a word printed. */
+static int status_quiet(void)
+{
+	struct nodefd_config cfg;
+	__u32 zero = 0;
+	int err, fd, abi;
+
+	err = pin_state();
+	if (err <= 0)
+		return err ? status_of_err(err) : STATUS_NOT_LOADED;
+	err = pin_abi_read(&abi);
+	if (err)
+		return status_of_err(err);
+	if (abi != NODEFD_ABI_VERSION)
+		return CMD_FAIL;
+	fd = bpf_obj_get(PIN_DIR "/settings");
+	if (fd < 0)
+		return status_of_err(-errno);
+	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	close(fd);
+	if (err)
+		return status_of_err(err);
+	return cfg.enabled ? CMD_OK : STATUS_DISABLED;
+}
+
+/* Options: -q; -1 to go on, else the exit status. */
+static int status_args(int argc, char **argv, bool *quiet)
+{
+	static const struct option opts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
+		GLOBAL_LONG_OPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, ret;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":q" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
+		if (c == 'q') {
+			*quiet = true;
+			continue;
+		}
+		ret = verb_opt(c, argv[0], argv, status_help);
+		if (ret >= 0)
+			return ret;
+	}
+	return verb_tail(argc, argv, argv[0], status_help, 0);
 }
 
 static void status_prog_read(struct status_prog *p)
@@ -204,6 +263,7 @@ static void status_print_json(const struct status *s)
 	struct json_object *obj = json_object_new_object();
 	struct json_object *progs, *pins, *cnt;
 
+	json_add_str(obj, "state", !s->loaded ? "not_loaded" : s->enabled ? "enforcing" : "disabled");
 	json_add_bool(obj, "loaded", s->loaded);
 	json_add_str(obj, "pin_dir", PIN_DIR);
 	json_add_str(obj, "lsm", s->lsm_err ? NULL : s->lsm);
@@ -338,25 +398,31 @@ static void status_print_text(const struct status *s)
 int do_status(int argc, char **argv)
 {
 	struct status s = {};
+	bool quiet = false;
 	int ret, err;
 
-	ret = verb_no_args(argc, argv, status_help);
+	ret = status_args(argc, argv, &quiet);
 	if (ret >= 0)
 		return ret;
+	if (quiet)
+		return status_quiet();
 
 	s.lsm_err = lsm_list_read(s.lsm, sizeof(s.lsm));
 	err = pin_state();
 	if (err < 0) {
 		p_err("status: %s: %s", PIN_DIR, errstr(err));
-		return CMD_FAIL;
+		return status_of_err(err);
 	}
 	s.loaded = err;
 	if (s.loaded) {
-		if (pin_require("status"))
-			return CMD_FAIL;
+		err = pin_require("status");
+		if (!err)
+			err = status_maps_read(&s);
+		if (!err)
+			err = status_progs_read(&s);
+		if (err)
+			return status_of_err(err);
 		s.abi = NODEFD_ABI_VERSION;
-		if (status_maps_read(&s) || status_progs_read(&s))
-			return CMD_FAIL;
 		status_pins_read(&s);
 	}
 	s.daemon_pid = lock_daemon_pid();
@@ -364,5 +430,7 @@ int do_status(int argc, char **argv)
 		status_print_json(&s);
 	else
 		status_print_text(&s);
-	return CMD_OK;
+	if (!s.loaded)
+		return STATUS_NOT_LOADED;
+	return s.enabled ? CMD_OK : STATUS_DISABLED;
 }
