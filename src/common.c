@@ -67,9 +67,17 @@ const char *errstr(int err)
 	return buf;
 }
 
+/*
+ * Every record nodefdctl prints carries "schema": NODEFDCTL_JSON_SCHEMA, the
+ * version of the promise nodefdctl(8) makes about its keys.
+ */
 void json_print(struct json_object *obj)
 {
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	if (json_object_is_type(obj, json_type_object) &&
+	    !json_object_object_get_ex(obj, "schema", NULL))
+		json_add_u64(obj, "schema", NODEFDCTL_JSON_SCHEMA);
 
 	flags |= pretty_output ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN;
 	puts(json_object_to_json_string_ext(obj, flags));
