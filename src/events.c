@@ -2,6 +2,8 @@
 /* events.c - the events verb: refused and audited opens from the pinned ring buffer */
 
 #include <errno.h>
+#include <fnmatch.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -18,10 +20,29 @@
 #include "policyfile.h"
 #include "cgroup.h"
 
+/* Which events to print: every filter given must match (AND); a list matches any of its words. */
+struct events_filter {
+	unsigned int rules;	/* bit per enum nodefd_rule; 0: any */
+	unsigned int actions;	/* bit per enum nodefd_mode; 0: any */
+	bool has_cgroup, has_pid, has_uid;
+	char cgroup[CGROUP_PATH_MAX];	/* fnmatch(3) pattern of a normalised cgroup path */
+	__u32 pid, uid;
+};
+
+/* Long options without a short one. */
+enum {
+	OPT_RULE = 0x100,
+	OPT_ACTION,
+	OPT_CGROUP,
+	OPT_PID,
+	OPT_UID,
+};
+
 struct events_ctx {
-	__u64 count;		/* stop after this many; 0: never */
+	__u64 count;		/* stop after this many printed; 0: never */
 	__u64 seen;
 	struct event_fmt fmt;
+	struct events_filter filter;
 	bool warned_size;
 };
 
@@ -29,7 +50,8 @@ static volatile sig_atomic_t events_stop;
 
 static void events_help(void)
 {
-	printf("Usage: nodefdctl [-j|-p] events [--count N] [--timeout SECONDS]\n"
+	printf("Usage: nodefdctl [-j|-p] events [--count N] [--timeout SECONDS] [--rule RULE,...]\n"
+	       "                 [--action enforce|audit] [--cgroup CGROUP] [--pid PID] [--uid UID]\n"
 	       "\n"
 	       "Prints each refused (enforce) or audited (audit) open or walk through a proc magic\n"
 	       "link as one line, or one JSON object per line with --json, as nodefd reports it,\n"
@@ -39,6 +61,18 @@ static void events_help(void)
 	       "\n"
 	       "  -c, --count N          exit after N events\n"
 	       "  -t, --timeout SECONDS  exit after SECONDS (0: print what is waiting and exit)\n"
+	       "      --rule RULE,...    only events of these rules (upgrade, append, ancestors,\n"
+	       "                         reach)\n"
+	       "      --action ACTION,...  only refused (enforce) or audited (audit) events\n"
+	       "      --cgroup CGROUP    only events of openers in CGROUP, a path under\n"
+	       "                         " CGROUP_ROOT " or a glob(7) pattern of one ('*' also\n"
+	       "                         matches '/': cli/* is every cgroup below cli)\n"
+	       "      --pid PID          only events of the opener PID (its process id)\n"
+	       "      --uid UID          only events of openers of real uid UID\n"
+	       "\n"
+	       "Filters combine: an event is printed when it matches every one given. Events\n"
+	       "that do not match are read and dropped all the same; --count counts those\n"
+	       "printed.\n"
 	       "\n"
 	       "Exit status 0, or 1 when --count N was given and fewer than N events came\n"
 	       "before the timeout or a signal.\n");
@@ -48,6 +82,30 @@ static void events_on_signal(int sig)
 {
 	(void)sig;
 	events_stop = 1;
+}
+
+static bool event_matches(const struct events_filter *f, const struct nodefd_event *ev)
+{
+	const char *cg, *rel;
+
+	if (f->rules && (ev->rule >= NODEFD_RULE_NR || !(f->rules & (1U << ev->rule))))
+		return false;
+	if (f->actions && (ev->action >= NODEFD_MODE_NR || !(f->actions & (1U << ev->action))))
+		return false;
+	if (f->has_pid && ev->pid != f->pid)
+		return false;
+	if (f->has_uid && ev->uid != f->uid)
+		return false;
+	if (f->has_cgroup) {
+		cg = cgroup_path_cached(ev->cgroup_id);
+		if (!cg || strncmp(cg, CGROUP_ROOT, strlen(CGROUP_ROOT)))
+			return false;
+		rel = cg + strlen(CGROUP_ROOT);
+		rel += *rel == '/';
+		if (fnmatch(f->cgroup, rel, 0))
+			return false;
+	}
+	return true;
 }
 
 static int event_handle(void *data, void *sample, size_t size)
@@ -62,6 +120,8 @@ static int event_handle(void *data, void *sample, size_t size)
 		ctx->warned_size = true;
 		return 0;
 	}
+	if (!event_matches(&ctx->filter, ev))
+		return 0;
 	if (json_output) {
 		struct json_object *obj = event_json(&ctx->fmt, ev);
 
@@ -95,11 +155,84 @@ static int parse_number(const char *opt, const char *arg, unsigned long long max
 	return 0;
 }
 
+/* "upgrade,append" into a bit per word, each a rule (or mode) by @parse: 0 or -EINVAL said. */
+static int word_list_parse(const char *opt, const char *arg, const char *words, bool rules,
+			   unsigned int *bits)
+{
+	char buf[256], q[3 * 64 + 8], *save = NULL, *w;
+
+	if (strlen(arg) >= sizeof(buf) || !arg[0]) {
+		p_err("events: %s '%s': not a list of %s", opt, text_quote(arg, 64, q, sizeof(q)),
+		      words);
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*bits = 0;
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		unsigned int rule;
+		__u8 mode;
+
+		if (rules ? policy_rule_parse(w, &rule) : policy_mode_parse(w, &mode)) {
+			p_err("events: %s: unknown '%s' (%s)", opt, text_quote(w, 64, q, sizeof(q)),
+			      words);
+			return -EINVAL;
+		}
+		*bits |= 1U << (rules ? rule : mode);
+	}
+	if (!*bits) {
+		p_err("events: %s '%s': not a list of %s", opt, text_quote(arg, 64, q, sizeof(q)),
+		      words);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The filter options: 0, or CMD_USAGE having said why. */
+static int events_filter_opt(struct events_filter *f, int c, const char *arg)
+{
+	char why[REASON_MAX];
+	unsigned long long v;
+
+	switch (c) {
+	case OPT_RULE:
+		return word_list_parse("--rule", arg, "upgrade, append, ancestors, reach", true,
+				       &f->rules) ? CMD_USAGE : 0;
+	case OPT_ACTION:
+		return word_list_parse("--action", arg, "enforce, audit", false, &f->actions) ?
+			       CMD_USAGE : 0;
+	case OPT_CGROUP:
+		if (cgroup_path_normalize(arg, f->cgroup, sizeof(f->cgroup), why, sizeof(why))) {
+			p_err("events: --cgroup: %s", why);
+			return CMD_USAGE;
+		}
+		f->has_cgroup = true;
+		return 0;
+	case OPT_PID:
+		if (parse_number("--pid", arg, UINT32_MAX, &v))
+			return CMD_USAGE;
+		f->has_pid = true;
+		f->pid = (__u32)v;
+		return 0;
+	case OPT_UID:
+		if (parse_number("--uid", arg, UINT32_MAX, &v))
+			return CMD_USAGE;
+		f->has_uid = true;
+		f->uid = (__u32)v;
+		return 0;
+	}
+	return -1;
+}
+
 static int events_args(int argc, char **argv, struct events_ctx *ctx, long long *timeout_ms)
 {
 	static const struct option opts[] = {
 		{ "count", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "rule", required_argument, NULL, OPT_RULE },
+		{ "action", required_argument, NULL, OPT_ACTION },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "uid", required_argument, NULL, OPT_UID },
 		GLOBAL_LONG_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -121,7 +254,16 @@ static int events_args(int argc, char **argv, struct events_ctx *ctx, long long 
 		case 't':
 			if (parse_number("--timeout", optarg, LLONG_MAX / 1000, &v))
 				return CMD_USAGE;
-			*timeout_ms = v * 1000;
+			*timeout_ms = (long long)v * 1000;
+			break;
+		case OPT_RULE:
+		case OPT_ACTION:
+		case OPT_CGROUP:
+		case OPT_PID:
+		case OPT_UID:
+			ret = events_filter_opt(&ctx->filter, c, optarg);
+			if (ret)
+				return ret;
 			break;
 		default:
 			ret = verb_opt(c, argv[0], argv, events_help);
