@@ -54,6 +54,7 @@ suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
 suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
 suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
 suite "userns (hole)" env NODEFD_EXPECT=hole enforce_userns_test
+suite "model (hole)" env NODEFD_EXPECT=hole enforce_model_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -66,6 +67,7 @@ if nodefdctl load; then
 	suite "limits (refused)" env NODEFD_EXPECT=refused enforce_limits_test
 	suite "pathops (refused)" env NODEFD_EXPECT=refused enforce_pathops_test
 	suite "userns (refused)" env NODEFD_EXPECT=refused enforce_userns_test
+	suite "model (loaded)" env NODEFD_EXPECT=refused enforce_model_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status
