@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/host/workloads.sh: the real-workload suite (tests/system/workloads.sh) on a real Debian
+# system, with nodefd on and off, compared case by case. One boot per (kernel, on/off): every
+# case runs in it, and the unit's life (stop, start, reload, restart, kill -9, upgrade,
+# removal) ends the "on" boot, nodefdctl load's timing the "off" one. TAP on stdout; then a
+# table of every case on and off, the boot times and the deny events each case caused.
+#
+# WORKLOAD_KERNELS="debian12 debian13" (the default) picks the kernels; NODEFD_DEB a package
+# (default: make deb). Each boot takes 4-8 minutes under TCG.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+. tests/lib.sh
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nodefd-workloads.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+logdir=${WORKLOAD_LOGS:-build/test-logs}
+mkdir -p "$logdir"
+
+deb=${NODEFD_DEB:-$(make --no-print-directory BUILD="${NODEFD_BUILD:-build}" deb | tail -n 1)}
+if [ ! -f "$deb" ]; then
+	check "make deb" false
+	done_testing
+	exit
+fi
+export NODEFD_DEB=$deb
+
+runs=()
+for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
+	for mode in on off; do
+		run=$k-$mode
+		runs+=("$run")
+		out=$logdir/workloads-$run.log
+		echo "# $run: vmtest/system --kernel=$k --nodefd=$mode --add=tests/system/workloads.sh -- bash /opt/add/workloads.sh life"
+		start=$SECONDS
+		vmtest/system --kernel="$k" --nodefd="$mode" --add=tests/system/workloads.sh \
+			-- bash /opt/add/workloads.sh life >"$out" 2>"$tmp/$run.err"
+		rc=$?
+		echo "# $run: $((SECONDS - start)) s; $(grep '^vmtest: boot:' "$tmp/$run.err")"
+		# The guest's TAP, numbered anew and named after the run.
+		n_before=$tap_n
+		while IFS= read -r line; do
+			if [[ "$line" =~ ^(not\ )?ok\ [0-9]+\ (.*)$ ]]; then
+				tap_n=$((tap_n + 1))
+				[ -z "${BASH_REMATCH[1]}" ] || tap_failed=$((tap_failed + 1))
+				printf '%sok %d %s: %s\n' "${BASH_REMATCH[1]}" "$tap_n" "$run" "${BASH_REMATCH[2]}"
+			elif [[ "$line" == '#'* ]]; then
+				printf '%s\n' "$line"
+			fi
+		done <"$out"
+		if [ "$rc" -ne 0 ] || ! grep -q '^1\.\.[0-9]' "$out"; then
+			check "$run: the suite ran to its end (exit $rc)" false
+			tail -n 20 "$tmp/$run.err" | sed 's/^/# /'
+		elif [ "$tap_n" -eq "$n_before" ]; then
+			check "$run: the suite reported results" false
+		fi
+	done
+done
+
+# The table: each case's results, a column per run.
+printf '#\n# %-52s' case
+for run in "${runs[@]}"; do printf ' %-14s' "$run"; done
+printf '\n'
+for out in "${runs[@]/#/$logdir/workloads-}"; do
+	sed -nE 's/^(not )?ok [0-9]+ ([^#]*[^ #]).*$/\2/p' "$out.log"
+done | awk '!seen[$0]++' | while IFS= read -r name; do
+	printf '# %-52s' "$name"
+	for run in "${runs[@]}"; do
+		r=$(awk -v n="$name" '{ l = $0; sub(/^(not )?ok [0-9]+ /, "", l); sub(/ *#.*$/, "", l)
+			if (l == n) { print ($1 == "not" ? "FAIL" : ($0 ~ /# SKIP/ ? "skip" : "pass")); exit } }' \
+			"$logdir/workloads-$run.log" 2>/dev/null)
+		printf ' %-14s' "${r:--}"
+	done
+	printf '\n'
+done
+done_testing

@@ -1,0 +1,717 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/system/workloads.sh: real workloads on a real Debian system, run as root inside
+# vmtest/system (--add=tests/system/workloads.sh, then `bash /opt/add/workloads.sh [life]`),
+# once with nodefd on and once with it off (same image, unit masked). TAP on stdout.
+#
+# A legitimate case must work either way, and with nodefd on it must also leave no deny event
+# ("CASE: no deny event"); an attack must be refused with nodefd on, with its event in the
+# journal, and work with nodefd off (so that the case can tell the two apart). The events a
+# case caused are printed under it as "# event: ..." lines (action rule kind reason comm path).
+# The host side (tests/host/workloads.sh) lines the two runs up case by case.
+#
+# With "life" as argument, the unit's life follows (nodefd on only; it removes the package, so
+# it comes last): stop, start, reload, restart, kill -9, reinstall, upgrade, remove, purge, with
+# a reopen attack probing all along, and the events made while no daemon ran counted.
+set -u
+export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+tap_n=0
+work=/var/lib/vmtest/workloads
+user=user
+uid=$(id -u "$user")
+log=$work/log
+rm -rf "$work"
+mkdir -p "$work"
+chmod 0755 "$work"
+export work
+
+if systemctl is-active -q nodefd.service; then
+	nodefd=on
+else
+	nodefd=off
+fi
+echo "# nodefd $nodefd, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), system ${VMTEST_SYSTEM_STATE:-?}"
+
+tap()
+{
+	tap_n=$((tap_n + 1))
+	if [ "$1" = ok ]; then
+		printf 'ok %d %s\n' "$tap_n" "$2"
+	else
+		printf 'not ok %d %s\n' "$tap_n" "$2"
+	fi
+}
+
+# The journal of nodefd.service from a cursor on: its event lines, one per line, short.
+cursor()
+{
+	journalctl --show-cursor -n 0 -q 2>/dev/null | sed -n 's/^-- cursor: //p'
+}
+
+# denials: refusals and audits so far (each makes one event, or counts as dropped).
+denials()
+{
+	[ "$nodefd" = on ] || { echo 0; return; }
+	nodefdctl -j status 2>/dev/null |
+		jq '[.counters.denied[], .counters.audited[], .counters.events_dropped] | add' 2>/dev/null ||
+		echo 0
+}
+
+# events_since CURSOR [WANT]: nodefd's events in the journal after CURSOR, one short line each;
+# waits (up to 20 s) for WANT of them: the daemon and journald lag behind the kernel.
+events_since()
+{
+	local c=$1 want=${2:-0} i out
+
+	[ "$nodefd" = on ] || return 0
+	for i in $(seq 40); do
+		journalctl --sync 2>/dev/null
+		out=$(journalctl -u nodefd.service --no-pager -o cat ${c:+--after-cursor="$c"} 2>/dev/null |
+			grep '^{.*"type":"event"' |
+			jq -r '"\(.action) \(.rule) \(.kind) reason=\(.reason) comm=\(.comm) uid=\(.uid) orig=\(.orig) req=\(.req) hook=\(.hook) path=\(.path)\(if .ancestor then " ancestor=" + .ancestor else "" end)"' 2>/dev/null)
+		[ "$(grep -c . <<<"$out")" -ge "$want" ] && break
+		sleep 0.5
+	done
+	[ -z "$out" ] || printf '%s\n' "$out"
+}
+
+# run_case CASE: run case_CASE with a timeout, its output and the events it caused in $work.
+run_case()
+{
+	local name=$1 c= rc d0 d1
+
+	# The boot's case looks at nodefd's whole journal: the boot's own events.
+	[ "$name" = boot ] || c=$(cursor)
+	d0=$(denials)
+	[ "$name" = boot ] && d0=0
+	timeout -k 5 "${case_timeout:-120}" bash -c "$(declare -f); case_$name" \
+		>"$work/$name.out" 2>&1 </dev/null
+	rc=$?
+	d1=$(denials)
+	events_since "$c" $((d1 - d0)) >"$work/$name.events"
+	if [ "$(grep -c . "$work/$name.events")" -lt $((d1 - d0)) ]; then
+		echo "missing: $((d1 - d0)) refusals or audits counted, fewer events in the journal" >>"$work/$name.events"
+	fi
+	return "$rc"
+}
+
+show()
+{
+	local name=$1
+
+	tail -n 15 "$work/$name.out" | sed 's/^/#   /'
+	sed 's/^/# event: /' "$work/$name.events"
+}
+
+# legit CASE DESCRIPTION: case_CASE must exit 0, and cause no deny event.
+legit()
+{
+	local name=$1 rc
+
+	run_case "$name"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		tap ok "$name: works"
+	else
+		tap fail "$name: works"; echo "# exit $rc"
+	fi
+	if grep -q '^deny ' "$work/$name.events"; then
+		tap fail "$name: no deny event"
+	else
+		tap ok "$name: no deny event"
+	fi
+	show "$name"
+}
+
+# attack CASE: case_CASE exits 0 when the attack succeeded, 1 when it was refused (anything
+# else: it could not be tried). Refused with nodefd on, with a deny event; done with it off.
+attack()
+{
+	local name=$1 rc
+
+	run_case "$name"
+	rc=$?
+	if [ "$nodefd" = on ]; then
+		if [ "$rc" -eq 1 ]; then tap ok "$name: refused"; else tap fail "$name: refused"; echo "# exit $rc"; fi
+		if grep -q '^deny ' "$work/$name.events"; then
+			tap ok "$name: deny event in the journal"
+		else
+			tap fail "$name: deny event in the journal"
+		fi
+	else
+		if [ "$rc" -eq 0 ]; then tap ok "$name: works without nodefd"; else tap fail "$name: works without nodefd"; echo "# exit $rc"; fi
+		tap ok "$name: deny event in the journal # SKIP nodefd off"
+	fi
+	show "$name"
+}
+
+as_user()
+{
+	runuser -u user -- env HOME=/home/user "$@"
+}
+
+# ---- setup -------------------------------------------------------------------------------
+
+setup()
+{
+	printf 'user ALL=(ALL) NOPASSWD: ALL\n' >/etc/sudoers.d/vmtest
+	grep -q '^user:' /etc/subuid 2>/dev/null ||
+		usermod --add-subuids 200000-265535 --add-subgids 200000-265535 user
+	chmod 0440 /etc/sudoers.d/vmtest
+	bash /run/vmtest/guest container-image >"$work/image.out" 2>&1 ||
+		{ echo "# container-image failed:"; sed 's/^/#   /' "$work/image.out"; }
+	rootfs=/var/lib/vmtest/busybox-rootfs
+}
+rootfs=/var/lib/vmtest/busybox-rootfs
+
+# ---- cases -------------------------------------------------------------------------------
+# Each case_X runs in its own bash (declare -f), as root, cwd /root; $work is world-readable.
+
+case_boot()
+{
+	# The journal since boot: no deny event from anything that ran (the boot's own units).
+	echo "system state: $VMTEST_SYSTEM_STATE"
+	[ "$VMTEST_SYSTEM_STATE" = running ]
+}
+
+case_daemon_reload()
+{
+	systemctl daemon-reload && systemctl daemon-reexec && systemctl is-system-running
+}
+
+case_hostnamectl()
+{
+	local out
+
+	out=$(hostnamectl 2>&1)
+	echo "$out"
+	grep -q 'Operating System: Debian' <<<"$out"
+}
+
+case_timedatectl()
+{
+	local out
+
+	out=$(timedatectl status 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	grep -q 'Time zone' <<<"$out"
+}
+
+case_systemd_run()
+{
+	# A transient service with its own /tmp and a dynamic user: a here-doc written to /tmp,
+	# one read through /dev/stdin, and its own stdin (a pipe from us) read as fd 0.
+	local out
+
+	out=$(echo from-stdin | systemd-run --quiet --wait --pipe --collect \
+		-p PrivateTmp=yes -p DynamicUser=yes /bin/bash -c '
+		id -u
+		cat <<EOF >/tmp/heredoc
+here-doc in /tmp
+EOF
+		cat /tmp/heredoc
+		cat /dev/stdin <<EOF
+here-doc through /dev/stdin
+EOF
+		cat' 2>&1)
+	echo "$out"
+	grep -q '^here-doc in /tmp$' <<<"$out" && grep -q '^here-doc through /dev/stdin$' <<<"$out" &&
+		grep -q '^from-stdin$' <<<"$out"
+}
+
+case_nspawn()
+{
+	local tree=/var/lib/vmtest/nspawn-tree out
+
+	rm -rf "$tree"
+	cp -a /var/lib/vmtest/busybox-rootfs "$tree" || return 2
+	printf 'ID=busybox\nNAME=busybox\n' >"$tree/etc/os-release"
+	out=$(systemd-nspawn --quiet --register=no --keep-unit -D "$tree" \
+		/bin/sh -c 'echo in-nspawn; echo to-stderr >/dev/stderr' 2>&1 | tr -d '\r')
+	echo "$out"
+	grep -q '^in-nspawn$' <<<"$out" && grep -q '^to-stderr$' <<<"$out"
+}
+
+case_su()
+{
+	local out
+
+	out=$(su -s /bin/bash user -c 'id -un; echo "$HOME"' 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[ "$(head -n 1 <<<"$out")" = user ] || return 1
+	out=$(su - user -c 'pwd' 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[ "$out" = /home/user ]
+}
+
+case_sudo()
+{
+	local out
+
+	out=$(runuser -u user -- sudo -n id -un 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[ "$out" = root ] || return 1
+	out=$(runuser -u user -- bash -c 'sudo -n cat /dev/stdin <<<from-user' 2>&1)
+	echo "$out"
+	[ "$out" = from-user ]
+}
+
+case_login_pty()
+{
+	# login -f (root only: no password) on the pty script(1) makes; the user's shell reads
+	# its commands from the pty.
+	local out
+
+	out=$(printf 'echo "LOGGED-IN $(id -un) $(tty)"\nexit\n' |
+		script -qfec 'login -f user' /dev/null 2>&1)
+	echo "$out" | tr -d '\r' | tail -n 5
+	echo "$out" | tr -d '\r' | grep -q 'LOGGED-IN user /dev/pts/'
+}
+
+case_process_substitution()
+{
+	as_user bash -c '
+		diff <(printf "a\nb\n") <(printf "a\nb\n") || exit 1
+		n=0; while read -r _; do n=$((n + 1)); done < <(seq 5)
+		[ "$n" = 5 ] || exit 1
+		cat <(echo from-procsub) >/dev/null || exit 1
+		wc -l < <(seq 3) | grep -qx 3'
+}
+
+case_here_doc()
+{
+	# Small (a pipe in bash 5.2) and large (a deleted temporary file) here-docs, read by cat
+	# directly and through /dev/stdin, as the user.
+	as_user bash -c '
+		a=$(cat <<EOF
+small
+EOF
+)
+		[ "$a" = small ] || exit 1
+		b=$(cat /dev/stdin <<EOF
+small-stdin
+EOF
+)
+		[ "$b" = small-stdin ] || { echo "small /dev/stdin: $b"; exit 1; }
+		big=$(head -c 200000 /dev/zero | tr "\0" x)
+		c=$(cat /dev/stdin <<EOF | wc -c
+$big
+EOF
+)
+		[ "$c" = 200001 ] || { echo "large /dev/stdin: $c bytes"; exit 1; }
+		d=$(wc -c /dev/stdin <<<"$big")
+		[ "${d% *}" = 200001 ] || { echo "large here-string /dev/stdin: $d"; exit 1; }'
+}
+
+case_stdin_file()
+{
+	# A root-owned file as the user's stdin, read through /dev/stdin.
+	local n
+
+	n=$(as_user bash -c 'wc -l /dev/stdin </var/lib/dpkg/status') || return 1
+	echo "$n"
+	[ "${n% *}" -gt 100 ]
+}
+
+case_tee_append_log()
+{
+	# tee opens /dev/stderr (O_TRUNC, no O_APPEND) when stderr is an append-mode log.
+	as_user bash -c '
+		cd && rm -f tee.log && echo before >tee.log
+		(echo hi | tee /dev/stderr) 2>>tee.log >/dev/null || exit 1
+		cat tee.log
+		grep -qx hi tee.log'
+}
+
+case_stdout_append_log()
+{
+	# A script that writes to /dev/stdout, run with its output appended to a log.
+	as_user bash -c '
+		cd && rm -f out.log && echo before >out.log
+		printf "#!/bin/sh\necho to-stdout >/dev/stdout\n" >w.sh
+		sh w.sh >>out.log || exit 1
+		cat out.log
+		grep -qx to-stdout out.log'
+}
+
+case_chroot_stderr()
+{
+	# A chroot made of busybox, /dev/stderr inside it a link to /proc/self/fd/2, and its
+	# stderr a file outside the chroot.
+	local dir=/var/lib/vmtest/chroot rc
+
+	umount "$dir/proc" 2>/dev/null
+	rm -rf "$dir"
+	mkdir -p "$dir/bin" "$dir/proc" "$dir/dev"
+	cp /bin/busybox "$dir/bin/busybox"
+	ln -s /proc/self/fd/2 "$dir/dev/stderr"
+	mount -t proc proc "$dir/proc" || return 2
+	rm -f /root/chroot.log
+	chroot "$dir" /bin/busybox sh -c 'echo in-chroot >/dev/stderr' 2>/root/chroot.log
+	rc=$?
+	umount "$dir/proc"
+	cat /root/chroot.log
+	[ "$rc" -eq 0 ] && grep -qx in-chroot /root/chroot.log
+}
+
+# bundle DIR ARGS-JSON [JQ-FILTER]: an OCI bundle of the busybox tree for runc and crun.
+bundle()
+{
+	local dir=$1 args=$2 extra=${3:-.}
+
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -a /var/lib/vmtest/busybox-rootfs "$dir/rootfs" || return 2
+	(cd "$dir" && runc spec) || return 2
+	jq --argjson a "$args" '.process.terminal = false | .process.args = $a |
+		.root.readonly = false' "$dir/config.json" | jq "$extra" >"$dir/config.new" &&
+		mv "$dir/config.new" "$dir/config.json"
+}
+
+case_runc()
+{
+	local out
+
+	bundle "$work/runc" '["/bin/sh", "-c", "echo hello-runc; echo to-stderr >/dev/stderr; cat /proc/self/cgroup"]' || return 2
+	out=$(cd "$work/runc" && runc run vmtest-runc 2>&1)
+	echo "$out"
+	grep -q '^hello-runc$' <<<"$out" && grep -q '^to-stderr$' <<<"$out"
+}
+
+case_crun()
+{
+	local out
+
+	bundle "$work/crun" '["/bin/sh", "-c", "echo hello-crun; echo to-stderr >/dev/stderr"]' || return 2
+	out=$(cd "$work/crun" && crun run vmtest-crun 2>&1)
+	echo "$out"
+	grep -q '^hello-crun$' <<<"$out" && grep -q '^to-stderr$' <<<"$out"
+}
+
+case_podman()
+{
+	local out
+
+	out=$(podman run --rm --network=none localhost/busybox:vmtest \
+		sh -c 'echo hello-podman; echo to-stderr >/dev/stderr' 2>&1)
+	echo "$out"
+	grep -q '^hello-podman$' <<<"$out" && grep -q '^to-stderr$' <<<"$out"
+}
+
+case_podman_rootless()
+{
+	local out
+
+	loginctl enable-linger user >/dev/null 2>&1
+	for _ in $(seq 100); do [ -d /run/user/$(id -u user) ] && break; sleep 0.2; done
+	out=$(cd /home/user && runuser -u user -- env HOME=/home/user \
+		XDG_RUNTIME_DIR=/run/user/$(id -u user) \
+		DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$(id -u user)/bus sh -c '
+		podman import --quiet /var/lib/vmtest/busybox-rootfs.tar localhost/busybox:vmtest >/dev/null &&
+		podman run --rm --network=none localhost/busybox:vmtest \
+			sh -c "echo hello-rootless; id -u; echo to-stderr >/dev/stderr"' 2>&1)
+	echo "$out"
+	grep -q '^hello-rootless$' <<<"$out" && grep -q '^to-stderr$' <<<"$out"
+}
+
+case_bwrap()
+{
+	# As the user, its output a file of the user's (the reopen of /dev/stderr is the user's).
+	as_user bash -c '
+		cd && rm -f bwrap.out
+		bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid bash -c "
+			echo hello-bwrap; echo to-stderr >/dev/stderr; cat /dev/stdin <<<stdin-bwrap" \
+			>bwrap.out 2>&1
+		rc=$?
+		cat bwrap.out
+		[ "$rc" -eq 0 ] && grep -qx hello-bwrap bwrap.out && grep -qx to-stderr bwrap.out &&
+			grep -qx stdin-bwrap bwrap.out'
+}
+
+case_apt_offline()
+{
+	# A local package made here, installed with apt (no network, no lists) and removed.
+	local d=$work/pkg
+
+	rm -rf "$d"
+	mkdir -p "$d/DEBIAN" "$d/usr/share/vmtest-hello"
+	printf 'Package: vmtest-hello\nVersion: 1.0\nArchitecture: all\nMaintainer: vmtest <vmtest@localhost>\nDescription: a local package for the workloads suite\n' \
+		>"$d/DEBIAN/control"
+	echo hello >"$d/usr/share/vmtest-hello/hello"
+	dpkg-deb --root-owner-group -b "$d" "$work/vmtest-hello_1.0_all.deb" >/dev/null || return 2
+	chmod 0644 "$work/vmtest-hello_1.0_all.deb"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "$work/vmtest-hello_1.0_all.deb" || return 1
+	[ "$(cat /usr/share/vmtest-hello/hello)" = hello ] || return 1
+	dpkg -r vmtest-hello || return 1
+	[ ! -e /usr/share/vmtest-hello/hello ]
+}
+
+# The article's attack: the user opens a file read-only while its directory is open to
+# everyone, the owner then closes the directory (0700), and the user reopens the file for write
+# through /proc/self/fd. Exit 0: written; 1: refused.
+case_attack_article()
+{
+	local d=/srv/article
+
+	rm -rf "$d" /tmp/article.*
+	mkdir -p "$d"
+	chmod 0755 "$d"
+	echo secret >"$d/file"
+	chmod 0666 "$d/file"
+	as_user bash -c '
+		exec 3<'"$d"'/file || exit 2
+		touch /tmp/article.opened
+		while [ ! -e /tmp/article.closed ]; do sleep 0.1; done
+		echo written >/proc/self/fd/3 && echo "reopened for write"' &
+	for _ in $(seq 100); do [ -e /tmp/article.opened ] && break; sleep 0.1; done
+	chmod 0700 "$d"
+	touch /tmp/article.closed
+	wait $!
+	echo "file now: $(cat "$d/file")"
+	case "$(cat "$d/file")" in
+	written) return 0 ;;
+	secret) return 1 ;;
+	*) return 2 ;;
+	esac
+}
+
+# CVE-2019-5736's shape: a process in a runc container gets hold of a binary of the host (not
+# under its root) through /proc/PID/exe of a host process it can see, waits for that process to
+# exit (a running binary cannot be written), and reopens it for write through /proc/self/fd.
+# The container shares the host's PID namespace so that the host process is visible; both run
+# as nobody. Exit 0: the host binary was rewritten; 1: refused; 2: not tried.
+case_escape_exe_runc()
+{
+	escape_exe runc
+}
+
+case_escape_exe_crun()
+{
+	escape_exe crun
+}
+
+escape_exe()
+{
+	local runtime=$1 d=/var/lib/vmtest/escape vpid cpid rc sum
+
+	rm -rf "$d"
+	mkdir -p "$d"
+	cp /bin/sleep "$d/victim"
+	chown nobody:nogroup "$d/victim"
+	chmod 0755 "$d/victim"
+	sum=$(md5sum <"$d/victim")
+	# The victim runs until the container holds its exe link, then exits.
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$d/victim" 300 &
+	vpid=$!
+	bundle "$work/escape" '["/bin/sh", "-c", "exec 3</proc/'"$vpid"'/exe || exit 3; echo holding; while [ -e /proc/'"$vpid"' ]; do sleep 0.2; done; echo pwned >/proc/self/fd/3 && echo rewrote"]' \
+		'.process.user = {"uid": 65534, "gid": 65534} |
+		 .linux.namespaces |= map(select(.type != "pid")) |
+		 .linux.maskedPaths = [] ' || { kill "$vpid"; return 2; }
+	(cd "$work/escape" && "$runtime" run vmtest-escape) >"$d/out" 2>&1 &
+	cpid=$!
+	for _ in $(seq 600); do
+		grep -q holding "$d/out" && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$vpid"
+	wait "$vpid"
+	wait "$cpid"
+	rc=$?
+	cat "$d/out"
+	echo "container exit $rc"
+	if [ "$(md5sum <"$d/victim")" != "$sum" ]; then
+		echo "victim now: $(head -c 20 "$d/victim")"
+		return 0
+	fi
+	if [ "$rc" -eq 3 ]; then
+		echo "the exe link itself was refused"
+		return 1
+	fi
+	if ! grep -q '^holding$' "$d/out"; then
+		echo "the container never got hold of the victim: not tried"
+		return 2
+	fi
+	return 1
+}
+
+# The literal form: a process in a runc container opens /proc/self/exe for write (the running
+# binary: ETXTBSY whatever nodefd does). It must fail either way.
+case_self_exe_write()
+{
+	local out
+
+	bundle "$work/selfexe" '["/bin/sh", "-c", "echo x >>/proc/self/exe && echo WROTE; exit 0"]' || return 2
+	out=$(cd "$work/selfexe" && runc run vmtest-selfexe 2>&1)
+	echo "$out"
+	# It ran (the shell's own error names the file) and wrote nothing.
+	grep -q 'proc/self/exe' <<<"$out" && ! grep -q WROTE <<<"$out"
+}
+
+# ---- the run -------------------------------------------------------------------------------
+
+legit boot
+setup
+legit daemon_reload
+legit hostnamectl
+legit timedatectl
+legit systemd_run
+legit nspawn
+legit su
+legit sudo
+legit login_pty
+legit process_substitution
+legit here_doc
+legit stdin_file
+legit tee_append_log
+legit stdout_append_log
+legit chroot_stderr
+legit runc
+legit crun
+case_timeout=240 legit podman
+case_timeout=240 legit podman_rootless
+legit bwrap
+legit apt_offline
+attack attack_article
+attack escape_exe_runc
+attack escape_exe_crun
+legit self_exe_write
+
+if [ "$nodefd" = on ]; then
+	echo "# nodefdctl status after the workloads:"
+	nodefdctl status 2>&1 | sed 's/^/#   /'
+	echo "# every event of this boot:"
+	events_since "" | sed 's/^/# all: /'
+fi
+
+# ---- the unit's life ----------------------------------------------------------------------
+
+# probe: the user's reopen of a read-only fd for write (the upgrade rule). Prints refused or
+# allowed.
+probe_setup()
+{
+	mkdir -p /srv/probe
+	chmod 0755 /srv/probe
+	: >/srv/probe/file
+	chmod 0666 /srv/probe/file
+}
+
+probe()
+{
+	if as_user bash -c 'exec 3</srv/probe/file && echo x >/proc/self/fd/3' 2>/dev/null; then
+		echo allowed
+	else
+		echo refused
+	fi
+}
+
+# step NAME CMD...: CMD, then the probe refused and nodefd loaded (its pins).
+step()
+{
+	local name=$1 out rc p
+
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	p=$(probe)
+	if [ "$rc" -eq 0 ] && [ "$p" = refused ] && [ -e /sys/fs/bpf/nodefd ]; then
+		tap ok "life: $name: enforcing after it"
+	else
+		tap fail "life: $name: enforcing after it"
+		echo "# exit $rc, probe $p, pins $([ -e /sys/fs/bpf/nodefd ] && echo present || echo gone)"
+		printf '%s\n' "$out" | tail -n 10 | sed 's/^/#   /'
+	fi
+	echo "# $name: nodefd.service $(systemctl is-active nodefd.service)"
+}
+
+life()
+{
+	local loop lapses n c made seen dropped ver deb2
+
+	probe_setup
+	[ "$(probe)" = refused ] && tap ok "life: the probe is refused at first" ||
+		tap fail "life: the probe is refused at first"
+	# A probe every 0.2 s through every step but the purge: any "allowed" is a lapse.
+	(while :; do probe; sleep 0.2; done) >"$work/probe.log" 2>&1 &
+	loop=$!
+
+	step "systemctl stop" systemctl stop nodefd.service
+	# Events while no daemon reads: counted when the next one starts (backlog + missed).
+	c=$(cursor)
+	made=5
+	for _ in $(seq "$made"); do probe >/dev/null; done
+	step "systemctl start" systemctl start nodefd.service
+	sleep 1
+	journalctl --sync
+	seen=$(journalctl -u nodefd.service --after-cursor="$c" -o cat | grep -c '"backlog":true')
+	dropped=$(journalctl -u nodefd.service --after-cursor="$c" -o cat | grep '"type":"missed"' |
+		jq -r '.events_dropped' | tail -n 1)
+	echo "# events made while stopped (with the background probes): >= $made; backlog $seen, dropped ${dropped:-?}"
+	[ "$((seen + ${dropped:-0}))" -ge "$made" ] &&
+		tap ok "life: no event lost uncounted while the daemon was stopped" ||
+		tap fail "life: no event lost uncounted while the daemon was stopped"
+
+	step "systemctl reload" systemctl reload nodefd.service
+	step "systemctl restart" systemctl restart nodefd.service
+	step "kill -9 of the daemon" systemctl kill -s KILL nodefd.service
+	for _ in $(seq 60); do systemctl is-active -q nodefd.service && break; sleep 0.5; done
+	step "the daemon back after kill -9 (Restart=on-failure)" systemctl is-active nodefd.service
+	step "reinstalling the same package" dpkg -i /run/vmtest/nodefd.deb
+	ver=$(dpkg-query -W -f='${Version}' nodefd)
+	deb2=$work/nodefd-bumped.deb
+	rm -rf "$work/repack"
+	dpkg-deb -R /run/vmtest/nodefd.deb "$work/repack" &&
+		sed -i "s/^Version: .*/Version: $ver+vmtest1/" "$work/repack/DEBIAN/control" &&
+		dpkg-deb --root-owner-group -b "$work/repack" "$deb2" >/dev/null
+	step "upgrading to a bumped version" dpkg -i "$deb2"
+	[ "$(dpkg-query -W -f='${Version}' nodefd)" = "$ver+vmtest1" ] &&
+		tap ok "life: the upgrade installed the bumped version" ||
+		tap fail "life: the upgrade installed the bumped version"
+	step "dpkg -r nodefd" dpkg -r nodefd
+	kill "$loop"
+	wait "$loop" 2>/dev/null
+	n=$(grep -c . "$work/probe.log")
+	lapses=$(grep -c allowed "$work/probe.log")
+	echo "# background probes: $n, allowed: $lapses"
+	[ "$n" -gt 10 ] && [ "$lapses" -eq 0 ] &&
+		tap ok "life: enforcement never lapsed" ||
+		tap fail "life: enforcement never lapsed"
+	dpkg -P nodefd >/dev/null 2>&1
+	echo "# after dpkg -P nodefd: probe $(probe), pins $([ -e /sys/fs/bpf/nodefd ] && echo present || echo gone)"
+	echo "# the unit's journal:"
+	journalctl -u nodefd.service -o cat --no-pager | grep -v '"type":"event"' | tail -n 40 | sed 's/^/#   /'
+}
+
+# nodefdctl load's time, with nodefd off (the unit masked: nothing else loads it), three
+# times, each followed by an unload.
+load_time()
+{
+	local i t0 t1 times=()
+
+	for i in 1 2 3; do
+		t0=$(date +%s%N)
+		if ! nodefdctl load >"$work/load.out" 2>&1; then
+			tap fail "nodefdctl load"
+			sed 's/^/#   /' "$work/load.out"
+			return
+		fi
+		t1=$(date +%s%N)
+		times+=("$(((t1 - t0) / 1000000))")
+		nodefdctl unload >/dev/null 2>&1
+	done
+	tap ok "nodefdctl load, three times"
+	echo "# load-time-ms: ${times[*]}"
+}
+
+echo "# systemd-analyze time:"
+systemd-analyze time 2>&1 | sed 's/^/# boot-time: /'
+if [ "${1:-}" = life ]; then
+	if [ "$nodefd" = on ]; then
+		life
+	else
+		load_time
+	fi
+fi
+printf '1..%d\n' "$tap_n"
