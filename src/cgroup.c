@@ -102,7 +102,7 @@ int cgroup_resolve(const char *rel, __u64 *id, char *why, size_t wsize)
 	root = cgroup_root_open(why, wsize);
 	if (root < 0)
 		return root;
-	fd = syscall(SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof(how));
+	fd = (int)syscall(SYS_openat2, root, rel[0] ? rel : ".", &how, sizeof(how)); /* an fd or -1 */
 	err = fd < 0 ? -errno : 0;
 	close(root);
 	switch (err) {

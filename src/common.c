@@ -63,7 +63,7 @@ const char *errstr(int err)
 	snprintf(buf, sizeof(bufs[0]), "%s", strerror(err < 0 ? -err : err));
 	/* Only the first letter: "No such file" but never "BPF" or "ELF". */
 	if (isupper((unsigned char)buf[0]) && !isupper((unsigned char)buf[1]))
-		buf[0] = tolower((unsigned char)buf[0]);
+		buf[0] = (char)tolower((unsigned char)buf[0]);
 	return buf;
 }
 

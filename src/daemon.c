@@ -508,7 +508,7 @@ static void daemon_notify(struct daemon *d, const char *state)
 	if (fd < 0)
 		err = errno;
 	else if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa,
-			offsetof(struct sockaddr_un, sun_path) + len) < 0)
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
 		err = errno;
 	if (fd >= 0)
 		close(fd);
@@ -629,7 +629,7 @@ static void note_start(struct daemon *d, bool loaded)
 	struct nodefd_config cfg = {};
 
 	settings_read(d->settings_fd, &cfg);
-	json_add_u64(obj, "pid", getpid());
+	json_add_u64(obj, "pid", (__u64)getpid());
 	json_add_str(obj, "version", NODEFDCTL_VERSION);
 	json_add_u64(obj, "abi_version", NODEFD_ABI_VERSION);
 	json_add_str(obj, "pins", loaded ? "loaded" : "adopted");
@@ -722,7 +722,7 @@ static int daemon_loop(struct daemon *d, int sfd)
 				continue;
 			}
 			obj = record("stop");
-			json_add_str(obj, "reason", strsignal(si.ssi_signo));
+			json_add_str(obj, "reason", strsignal((int)si.ssi_signo));
 			json_add_str(obj, "signal", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 			json_add_u64(obj, "events", d->events);
 			note(d, LOG_INFO, obj,

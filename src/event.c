@@ -60,21 +60,21 @@ static void format_access(char *buf, size_t size, __u32 mode, __u32 flags)
 
 	buf[0] = '\0';
 	if (mode & FMODE_PATH)
-		n += snprintf(buf + n, size - n, "path");
+		n = text_append(buf, size, n, "path");
 	if (mode & FMODE_READ)
-		n += snprintf(buf + n, size - n, "r");
+		n = text_append(buf, size, n, "r");
 	if (mode & FMODE_WRITE)
-		n += snprintf(buf + n, size - n, "w");
+		n = text_append(buf, size, n, "w");
 	if (mode & FMODE_EXEC)
-		n += snprintf(buf + n, size - n, "x");
+		n = text_append(buf, size, n, "x");
 	if (!n)
-		n += snprintf(buf + n, size - n, "-");
+		n = text_append(buf, size, n, "-");
 	if (flags & O_APPEND)
-		n += snprintf(buf + n, size - n, "+append");
+		n = text_append(buf, size, n, "+append");
 	if (flags & O_TRUNC)
-		n += snprintf(buf + n, size - n, "+trunc");
+		n = text_append(buf, size, n, "+trunc");
 	if (flags & O_NODE)
-		snprintf(buf + n, size - n, "+node");
+		text_append(buf, size, n, "+node");
 }
 
 void event_fmt_init(struct event_fmt *f)
@@ -88,12 +88,12 @@ static size_t put_escaped(char *buf, size_t size, const char *s, size_t max)
 	size_t n = 0;
 
 	for (size_t i = 0; i < max && s[i] && n + 5 < size; i++) {
-		unsigned char c = s[i];
+		unsigned char c = (unsigned char)s[i];
 
 		if (c <= ' ' || c == 0x7f || c == '\\')
-			n += snprintf(buf + n, size - n, "\\x%02x", c);
+			n = text_append(buf, size, n, "\\x%02x", c);
 		else
-			buf[n++] = c;
+			buf[n++] = (char)c;
 	}
 	if (n < size)
 		buf[n] = '\0';
@@ -102,7 +102,8 @@ static size_t put_escaped(char *buf, size_t size, const char *s, size_t max)
 
 static void json_add_bytes(struct json_object *obj, const char *key, const char *s, size_t max)
 {
-	json_object_object_add(obj, key, json_object_new_string_len(s, strnlen(s, max)));
+	/* @max is a field's size in struct nodefd_event: far below INT_MAX. */
+	json_object_object_add(obj, key, json_object_new_string_len(s, (int)strnlen(s, max)));
 }
 
 struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev)
@@ -146,7 +147,7 @@ struct json_object *event_json(const struct event_fmt *f, const struct nodefd_ev
 #define PUT(...)                                                                               \
 	do {                                                                                   \
 		if (n < size)                                                                  \
-			n += snprintf(buf + n, size - n, __VA_ARGS__);                         \
+			n = text_append(buf, size, n, __VA_ARGS__);                            \
 	} while (0)
 #define PUT_ESCAPED(s, max)                                                                    \
 	do {                                                                                   \

@@ -170,10 +170,11 @@ int load_run(const char *verb, bool report)
 	 * nobody else is judged by programs not yet shown to run.
 	 */
 	cfg.enabled = 0;
-	cfg.init_mnt_ns = st.st_ino;
+	/* A namespace's inode number is the kernel's 32-bit ns_common.inum. */
+	cfg.init_mnt_ns = (__u32)st.st_ino;
 	cfg.init_root_dev = major(root_st.st_dev) << 20 | minor(root_st.st_dev);
 	cfg.init_root_ino = root_st.st_ino;
-	cfg.canary_tgid = getpid();
+	cfg.canary_tgid = (__u32)getpid();
 	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
 	if (err) {
 		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
@@ -263,11 +264,11 @@ static void unload_left(const struct pin_links *links, int err)
 
 	for (int i = 0; i < links->n; i++) {
 		if (links->prog_id[i])
-			off += snprintf(what + off, sizeof(what) - off, "%sprogram %u (%s)",
-					off ? ", " : "", links->prog_id[i], links->name[i]);
-		if (links->link_id[i] && off < sizeof(what))
-			off += snprintf(what + off, sizeof(what) - off, "%slink %u (%s)",
-					off ? ", " : "", links->link_id[i], links->name[i]);
+			off = text_append(what, sizeof(what), off, "%sprogram %u (%s)",
+					  off ? ", " : "", links->prog_id[i], links->name[i]);
+		if (links->link_id[i])
+			off = text_append(what, sizeof(what), off, "%slink %u (%s)",
+					  off ? ", " : "", links->link_id[i], links->name[i]);
 		if (off >= sizeof(what))
 			break;
 	}
@@ -317,8 +318,8 @@ int do_unload(int argc, char **argv)
 		struct json_object *obj = json_object_new_object();
 
 		json_add_bool(obj, "loaded", false);
-		json_add_u64(obj, "programs_gone", links.n);
-		json_add_u64(obj, "wait_ms", waited);
+		json_add_u64(obj, "programs_gone", (__u64)links.n);
+		json_add_u64(obj, "wait_ms", (__u64)waited);
 		json_print(obj);
 		json_object_put(obj);
 	} else {

@@ -117,7 +117,7 @@ static pid_t pid_read(int fd)
 	pid = strtol(buf, &end, 10);
 	if (end == buf || (*end && *end != '\n') || pid <= 0 || pid > 0x7fffffff)
 		return -1;
-	return pid;
+	return (pid_t)pid;
 }
 
 int lock_daemon(const char *verb)
@@ -147,7 +147,7 @@ int lock_daemon(const char *verb)
 		return err;
 	}
 	len = snprintf(buf, sizeof(buf), "%d\n", getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, buf, len, 0) != len)
+	if (len < 0 || ftruncate(fd, 0) || pwrite(fd, buf, (size_t)len, 0) != len)
 		p_warn("%s: cannot write the pid into %s: %s", verb, LOCK_DAEMON_PATH,
 		       errstr(errno));
 	return fd;

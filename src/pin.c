@@ -61,7 +61,7 @@ int pin_abi_read(int *abi)
 	v = strtol(buf, &end, 10);
 	if (errno || end == buf || *end || v < 0 || v > INT_MAX)
 		return -EINVAL;
-	*abi = v;
+	*abi = (int)v;
 	return 0;
 }
 
@@ -218,7 +218,8 @@ int pin_links_wait_gone(struct pin_links *links, int timeout_ms, int *waited_ms)
 			left += !!links->link_id[i] + !!links->prog_id[i];
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		/* At most timeout_ms, an int, from t0. */
+		ms = (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
 		*waited_ms = ms;
 		if (!left)
 			return 0;
@@ -246,8 +247,10 @@ static void pin_staging_sweep(void)
 		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		pid = strtol(de->d_name + strlen(prefix), &end, 10);
-		alive = pid != getpid() && (!kill(pid, 0) || errno != ESRCH);
-		if (*end || pid <= 0 || alive)
+		if (*end || pid <= 0 || pid > INT_MAX)
+			continue;
+		alive = pid != getpid() && (!kill((pid_t)pid, 0) || errno != ESRCH);
+		if (alive)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", PIN_ROOT, de->d_name);
 		err = pin_tree_remove(path);
@@ -314,7 +317,7 @@ int counters_read(int map_fd, __u64 *sums)
 
 	if (ncpus < 0)
 		return ncpus;
-	vals = calloc(ncpus, sizeof(*vals));
+	vals = calloc((size_t)ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
 	for (i = 0; i < NODEFD_CNT_NR; i++) {

@@ -491,7 +491,7 @@ static void file_report(const char *file, const struct policyfile *pf, const __u
 				json_add_u64(o, "cgroup_id", ids[i]);
 			else
 				json_object_object_add(o, "cgroup_id", NULL);
-			json_add_u64(o, "line", pf->entries[i].line);
+			json_add_u64(o, "line", (__u64)pf->entries[i].line);
 			policy_json_add(o, &pf->entries[i].policy);
 			json_object_array_add(arr, o);
 		}

@@ -64,7 +64,7 @@ int policy_mode_parse(const char *s, __u8 *mode)
 {
 	for (unsigned int m = 0; m < ARRAY_LEN(mode_names); m++) {
 		if (!strcmp(s, mode_names[m])) {
-			*mode = m;
+			*mode = (__u8)m;	/* m < NODEFD_MODE_NR */
 			return 0;
 		}
 	}
@@ -157,7 +157,7 @@ static int builder_finish(const struct policy_builder *b, struct nodefd_policy *
 	}
 	memset(p, 0, sizeof(*p));
 	for (int r = 0; r < NODEFD_RULE_NR; r++)
-		p->rule_mode[r] = b->rule[r] >= 0 ? b->rule[r] : b->mode;
+		p->rule_mode[r] = (__u8)(b->rule[r] >= 0 ? b->rule[r] : b->mode);
 	p->flags = b->flags;
 	return 0;
 }
@@ -298,7 +298,7 @@ static void pf_see_line(struct pf_parse *st, const char *line)
 	}
 	st->sec_line = st->lineno;
 	st->sec_used = false;
-	st->sec_len = end - (s + 1);
+	st->sec_len = (size_t)(end - (s + 1));
 	memcpy(st->sec, s + 1, st->sec_len);
 	st->sec[st->sec_len] = '\0';
 }
@@ -349,8 +349,8 @@ static int pf_section_path(struct pf_parse *st, char *path, size_t size)
 			open++;
 		close = e - 1;
 		if (open < close && *open == '"' && *close == '"' &&
-		    !memchr(open + 1, '"', close - open - 1)) {
-			inner = strndup(open + 1, close - open - 1);
+		    !memchr(open + 1, '"', (size_t)(close - open - 1))) {
+			inner = strndup(open + 1, (size_t)(close - open - 1));
 			if (!inner) {
 				pf_fail(st, st->sec_line, "out of memory");
 				return -ENOMEM;
@@ -471,10 +471,10 @@ static int pf_check_text(struct pf_parse *st)
 		return -EINVAL;
 	}
 	while (p < end) {
-		const char *nl = memchr(p, '\n', end - p);
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = nl ? nl : end;
 
-		if (memchr(p, '\0', eol - p)) {
+		if (memchr(p, '\0', (size_t)(eol - p))) {
 			pf_fail(st, line, "NUL byte (not a text file?)");
 			return -EINVAL;
 		}

@@ -192,7 +192,7 @@ int policy_swap(int outer_fd, struct policy_list *l)
 	if (err)
 		return err;
 	if (btf_fd >= 0) {
-		opts.btf_fd = btf_fd;
+		opts.btf_fd = (__u32)btf_fd;	/* >= 0 here */
 		opts.btf_key_type_id = cur.btf_key_type_id;
 		opts.btf_value_type_id = cur.btf_value_type_id;
 	}
@@ -219,7 +219,7 @@ int policy_swap(int outer_fd, struct policy_list *l)
 
 void policy_json_add(struct json_object *obj, const struct nodefd_policy *p)
 {
-	for (int r = 0; r < NODEFD_RULE_NR; r++)
+	for (unsigned int r = 0; r < NODEFD_RULE_NR; r++)
 		json_add_str(obj, policy_rule_name(r), policy_mode_name(p->rule_mode[r]));
 	json_add_bool(obj, "path_read", p->flags & NODEFD_POLICY_PATH_READ);
 	json_add_bool(obj, "strict", p->flags & NODEFD_POLICY_STRICT);
@@ -229,13 +229,12 @@ void policy_format(const struct nodefd_policy *p, char *buf, size_t size)
 {
 	size_t n = 0;
 
-	for (int r = 0; r < NODEFD_RULE_NR && n < size; r++)
-		n += snprintf(buf + n, size - n, "%s=%s ", policy_rule_name(r),
-			      policy_mode_name(p->rule_mode[r]));
-	if (n < size)
-		snprintf(buf + n, size - n, "path_read=%s strict=%s",
-			 p->flags & NODEFD_POLICY_PATH_READ ? "on" : "off",
-			 p->flags & NODEFD_POLICY_STRICT ? "on" : "off");
+	for (unsigned int r = 0; r < NODEFD_RULE_NR; r++)
+		n = text_append(buf, size, n, "%s=%s ", policy_rule_name(r),
+				policy_mode_name(p->rule_mode[r]));
+	text_append(buf, size, n, "path_read=%s strict=%s",
+		    p->flags & NODEFD_POLICY_PATH_READ ? "on" : "off",
+		    p->flags & NODEFD_POLICY_STRICT ? "on" : "off");
 }
 
 /* ---- the policy file --------------------------------------------------- */
@@ -310,7 +309,7 @@ static int policy_file_read(const char *file, const char *qfile, char **text, si
 		}
 		if (!r)
 			break;
-		n += r;
+		n += (size_t)r;	/* r > 0 */
 	}
 	if (n > POLICYFILE_SIZE_MAX) {
 		snprintf(why, size, "%s: larger than %d bytes", qfile, POLICYFILE_SIZE_MAX);

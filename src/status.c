@@ -253,7 +253,7 @@ static struct json_object *json_rules(const __u64 *first)
 {
 	struct json_object *obj = json_object_new_object();
 
-	for (int r = 0; r < NODEFD_RULE_NR; r++)
+	for (unsigned int r = 0; r < NODEFD_RULE_NR; r++)
 		json_add_u64(obj, policy_rule_name(r), first[r]);
 	return obj;
 }
@@ -273,7 +273,7 @@ static void status_print_json(const struct status *s)
 	if (!s->loaded)
 		goto out;
 
-	json_add_u64(obj, "abi_version", s->abi);
+	json_add_u64(obj, "abi_version", (__u64)s->abi);
 	json_add_bool(obj, "enabled", s->enabled);
 	progs = json_object_new_array();
 	for (int i = 0; i < s->nprogs; i++) {
@@ -306,7 +306,7 @@ static void status_print_json(const struct status *s)
 	json_add_u64(obj, "policies", s->policies);
 	json_add_u64(obj, "policy_map_id", s->policy_map_id);
 	if (s->daemon_pid > 0)
-		json_add_u64(obj, "daemon_pid", s->daemon_pid);
+		json_add_u64(obj, "daemon_pid", (__u64)s->daemon_pid);
 	else
 		json_object_object_add(obj, "daemon_pid", NULL);
 	json_add_bool(obj, "daemon", s->daemon_pid != 0);
@@ -332,7 +332,7 @@ out:
 static void print_rules(const char *label, const __u64 *first)
 {
 	printf("  %-15s", label);
-	for (int r = 0; r < NODEFD_RULE_NR; r++)
+	for (unsigned int r = 0; r < NODEFD_RULE_NR; r++)
 		printf("%s %s %llu", r ? "," : "", policy_rule_name(r), (unsigned long long)first[r]);
 	printf("\n");
 }

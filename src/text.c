@@ -19,6 +19,19 @@ void why_set(char *why, size_t size, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t text_append(char *buf, size_t size, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (n >= size)
+		return n;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+	return w < 0 ? n : n + (size_t)w;
+}
+
 const char *text_quote(const char *s, size_t max, char *buf, size_t size)
 {
 	size_t i, n = 0;
@@ -26,7 +39,7 @@ const char *text_quote(const char *s, size_t max, char *buf, size_t size)
 	if (!size)
 		return buf;
 	for (i = 0; s[i] && i < max; i++) {
-		unsigned char c = s[i];
+		unsigned char c = (unsigned char)s[i];
 		int w;
 
 		if (c < ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '\\')
@@ -37,7 +50,7 @@ const char *text_quote(const char *s, size_t max, char *buf, size_t size)
 			buf[n] = '\0';
 			return buf;
 		}
-		n += w;
+		n += (size_t)w;
 	}
 	if (s[i] && size - n > 3)
 		snprintf(buf + n, size - n, "...");
@@ -73,6 +86,7 @@ int cgroup_path_normalize(const char *in, char *out, size_t size, char *why, siz
 	}
 	while (*p) {
 		const char *c, *end;
+		size_t clen;
 
 		while (*p == '/')
 			p++;
@@ -81,28 +95,28 @@ int cgroup_path_normalize(const char *in, char *out, size_t size, char *why, siz
 		c = p;
 		end = strchrnul(c, '/');
 		p = end;
-		if (end - c == 1 && c[0] == '.')
+		clen = (size_t)(end - c);	/* end is at or after c */
+		if (clen == 1 && c[0] == '.')
 			continue;
-		if (end - c == 2 && c[0] == '.' && c[1] == '.') {
+		if (clen == 2 && c[0] == '.' && c[1] == '.') {
 			why_set(why, wsize, "'%s': '..' is not allowed in a cgroup path",
 				text_quote(in, 64, q, sizeof(q)));
 			return -EINVAL;
 		}
-		if (end - c > CGROUP_NAME_MAX) {
+		if (clen > CGROUP_NAME_MAX) {
 			why_set(why, wsize, "'%s': a component longer than %d bytes",
 				text_quote(c, 64, q, sizeof(q)), CGROUP_NAME_MAX);
 			return -EINVAL;
 		}
 		/* Room for the separator, the component, CGROUP_ROOT "/" in front and the NUL. */
-		if (n + 1 + (end - c) + root_len + 2 > CGROUP_PATH_MAX ||
-		    n + 1 + (end - c) >= size) {
+		if (n + 1 + clen + root_len + 2 > CGROUP_PATH_MAX || n + 1 + clen >= size) {
 			why_set(why, wsize, "cgroup path longer than %d bytes", CGROUP_PATH_MAX - 1);
 			return -EINVAL;
 		}
 		if (n)
 			out[n++] = '/';
-		memcpy(out + n, c, end - c);
-		n += end - c;
+		memcpy(out + n, c, clen);
+		n += clen;
 	}
 	if (!size)
 		return -EINVAL;

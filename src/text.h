@@ -26,6 +26,12 @@
 #define CGROUP_NAME_MAX 255		/* bytes of one component (NAME_MAX) */
 #define REASON_MAX 320			/* bytes of an error's reason */
 
+/*
+ * snprintf() at offset @n of @buf: returns the offset after what it wrote,
+ * or would have (>= @size: cut short, and later calls write nothing).
+ */
+size_t text_append(char *buf, size_t size, size_t n, const char *fmt, ...) __printf(4, 5);
+
 /* The reason of an error, into @why (which may be NULL). */
 void why_set(char *why, size_t size, const char *fmt, ...) __printf(3, 4);
 
