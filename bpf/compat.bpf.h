@@ -14,6 +14,11 @@
  *   effective capabilities  cap_effective.cap[2] (u32) cap_effective.val (u64, 6.3):
  *                           read as 8 bytes, no flavour needed (little-endian)
  *   file->f_path            struct path                const struct path (6.11): cast
+ *   overlayfs lower layer   ovl_inode.lowerpath        ovl_inode.oe->__lowerstack[0] (6.5)
+ *
+ * overlayfs is often a module: its types are in the module's BTF, which libbpf reads when the
+ * module is loaded before nodefd. Without it both overlay flavours are absent, the guards are
+ * false, and an overlay directory's ACL counts as unknown (fail closed).
  */
 
 struct inode_operations___v61 {
@@ -36,6 +41,55 @@ static __always_inline void *inode_acl_method(struct inode *inode)
 	if (bpf_core_field_exists(struct inode_operations___v62, get_inode_acl))
 		return BPF_CORE_READ((struct inode_operations___v62 *)iop, get_inode_acl);
 	return BPF_CORE_READ((struct inode_operations___v61 *)iop, get_acl);
+}
+
+struct ovl_path___nodefd {
+	struct dentry *dentry;
+} __attribute__((preserve_access_index));
+
+struct ovl_entry___nodefd {
+	unsigned int __numlower;
+	struct ovl_path___nodefd __lowerstack[];
+} __attribute__((preserve_access_index));
+
+struct ovl_inode___v61 {
+	struct inode vfs_inode;
+	struct dentry *__upperdentry;
+	struct ovl_path___nodefd lowerpath;
+} __attribute__((preserve_access_index));
+
+struct ovl_inode___v65 {
+	struct inode vfs_inode;
+	struct dentry *__upperdentry;
+	struct ovl_entry___nodefd *oe;
+} __attribute__((preserve_access_index));
+
+/*
+ * ovl_i_path_real(): the inode an overlay inode stands for, the upper one if it was copied up,
+ * else the top lower one. NULL if unknown (no overlay BTF, or not yet set up).
+ */
+static __always_inline struct inode *ovl_real_inode(struct inode *inode)
+{
+	struct dentry *real = NULL;
+
+	if (bpf_core_field_exists(struct ovl_inode___v65, oe)) {
+		struct ovl_inode___v65 *oi =
+			(void *)inode - bpf_core_field_offset(struct ovl_inode___v65, vfs_inode);
+		struct ovl_entry___nodefd *oe;
+
+		real = BPF_CORE_READ(oi, __upperdentry);
+		oe = BPF_CORE_READ(oi, oe);
+		if (!real && oe && BPF_CORE_READ(oe, __numlower))
+			real = BPF_CORE_READ(oe, __lowerstack[0].dentry);
+	} else if (bpf_core_field_exists(struct ovl_inode___v61, lowerpath)) {
+		struct ovl_inode___v61 *oi =
+			(void *)inode - bpf_core_field_offset(struct ovl_inode___v61, vfs_inode);
+
+		real = BPF_CORE_READ(oi, __upperdentry);
+		if (!real)
+			real = BPF_CORE_READ(oi, lowerpath.dentry);
+	}
+	return real ? BPF_CORE_READ(real, d_inode) : NULL;
 }
 
 #endif /* __NODEFD_COMPAT_BPF_H */

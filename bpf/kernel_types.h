@@ -44,6 +44,11 @@ typedef struct { u32 val; } kgid_t;
 /* Since 6.3 one u64 (val); before, two u32 (cap[2]). Read as 8 bytes either way. */
 typedef struct { u64 val; } kernel_cap_t;
 
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
 struct hlist_node {
 	struct hlist_node *next;
 	struct hlist_node **pprev;
@@ -124,6 +129,8 @@ struct super_block {
 	unsigned long s_flags;
 	unsigned int s_dev;
 	struct user_namespace *s_user_ns;
+	struct dentry *s_root;
+	struct list_head s_mounts;
 };
 
 struct posix_acl;
@@ -169,6 +176,7 @@ struct mount {
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
 	struct mnt_namespace *mnt_ns;
+	struct list_head mnt_instance;
 };
 
 struct path {

@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 3
+#define NODEFD_ABI_VERSION 4
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -26,13 +26,18 @@
 /**
  * enum nodefd_rule - the checks made on an open or walk through a magic link
  * @NODEFD_RULE_UPGRADE: the open may not ask for read or write access that
- *	the original open file does not have.
+ *	the original open file does not have, unless the opener could open
+ *	the file by name for it now (ancestors and reach hold); under a strict
+ *	policy, not at all.
  * @NODEFD_RULE_APPEND: a file open for appending writes may not be
- *	reopened for writing without O_APPEND.
+ *	reopened for writing without O_APPEND (or with O_TRUNC), with the
+ *	same exception.
  * @NODEFD_RULE_ANCESTORS: the opener must now have search permission on
- *	every directory from the target up to its own root.
+ *	every directory from the target up to its own root, for a walk that
+ *	goes on through the link or ends on a directory, and for an open that
+ *	asks more than the original file gives.
  * @NODEFD_RULE_REACH: the target must lie inside the opener's root and be
- *	linked in.
+ *	linked in, in the same cases.
  * @NODEFD_RULE_NR: number of rules.
  */
 enum nodefd_rule {
@@ -91,7 +96,18 @@ enum nodefd_kind {
  *	directory.
  * @NODEFD_REASON_NOMEM: no room to carry state from the link to the open
  *	(fail closed).
+ * @NODEFD_REASON_STRICT: the access is beyond the original file's and the
+ *	cgroup's policy is strict (NODEFD_POLICY_STRICT).
+ * @NODEFD_REASON_OUTSIDE_ROOT: the target lies outside the opener's root.
+ * @NODEFD_REASON_FS_PERMISSION: a directory's filesystem decides search
+ *	permission itself (NFS, FUSE without default_permissions), which
+ *	cannot be known from BPF (fail closed).
  * @NODEFD_REASON_NR: number of reasons.
+ *
+ * For the upgrade and append rules, which refuse only what the opener
+ * could not have by name either, the reason says why not by name: rule
+ * (@ancestor names the directory that refuses search), unknown_acl,
+ * fs_permission, depth, unlinked or outside_root; or strict.
  */
 enum nodefd_reason {
 	NODEFD_REASON_RULE = 0,
@@ -101,7 +117,10 @@ enum nodefd_reason {
 	NODEFD_REASON_NO_ORIGIN = 4,
 	NODEFD_REASON_UNLINKED = 5,
 	NODEFD_REASON_NOMEM = 6,
-	NODEFD_REASON_NR = 7,
+	NODEFD_REASON_STRICT = 7,
+	NODEFD_REASON_OUTSIDE_ROOT = 8,
+	NODEFD_REASON_FS_PERMISSION = 9,
+	NODEFD_REASON_NR = 10,
 };
 
 /**
@@ -229,6 +248,8 @@ struct nodefd_event {
  * @NODEFD_CNT_RACE: fd changes between link and open.
  * @NODEFD_CNT_EVENTS_DROPPED: events lost because the ring buffer was full.
  * @NODEFD_CNT_NOMEM: task state that could not be stored.
+ * @NODEFD_CNT_BY_NAME: accesses beyond the original file's that were allowed
+ *	because the opener could have them by name.
  * @NODEFD_CNT_NR: number of counters.
  */
 enum nodefd_counter {
@@ -239,7 +260,8 @@ enum nodefd_counter {
 	NODEFD_CNT_RACE = NODEFD_CNT_DEPTH_LIMIT + 1,
 	NODEFD_CNT_EVENTS_DROPPED = NODEFD_CNT_RACE + 1,
 	NODEFD_CNT_NOMEM = NODEFD_CNT_EVENTS_DROPPED + 1,
-	NODEFD_CNT_NR = NODEFD_CNT_NOMEM + 1,
+	NODEFD_CNT_BY_NAME = NODEFD_CNT_NOMEM + 1,
+	NODEFD_CNT_NR = NODEFD_CNT_BY_NAME + 1,
 };
 
 #endif /* __NODEFD_H */

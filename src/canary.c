@@ -17,7 +17,8 @@
  * loader does what the article's attack does, on a file of its own: it
  * opens the file read-only and reopens it read-write through
  * /proc/self/fd/N.  The settings map names this process as the canary, for
- * which every rule is enforced whatever the policy, so the reopen must
+ * which every rule is enforced whatever the policy and the fd's access is
+ * a ceiling (it could open its own file by name), so the reopen must
  * fail with EACCES, and nodefd must report it in the events ring buffer;
  * reading the event back also leaves the buffer empty for the first
  * reader of `nodefdctl events`.

@@ -202,6 +202,9 @@ static const char *const reason_names[NODEFD_REASON_NR] = {
 	[NODEFD_REASON_NO_ORIGIN] = "no_origin",
 	[NODEFD_REASON_UNLINKED] = "unlinked",
 	[NODEFD_REASON_NOMEM] = "nomem",
+	[NODEFD_REASON_STRICT] = "strict",
+	[NODEFD_REASON_OUTSIDE_ROOT] = "outside_root",
+	[NODEFD_REASON_FS_PERMISSION] = "fs_permission",
 };
 
 static const char *const hook_names[NODEFD_HOOK_NR] = {

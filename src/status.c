@@ -323,6 +323,7 @@ static void status_print_json(const struct status *s)
 	json_add_u64(cnt, "race", s->counters[NODEFD_CNT_RACE]);
 	json_add_u64(cnt, "events_dropped", s->counters[NODEFD_CNT_EVENTS_DROPPED]);
 	json_add_u64(cnt, "nomem", s->counters[NODEFD_CNT_NOMEM]);
+	json_add_u64(cnt, "by_name", s->counters[NODEFD_CNT_BY_NAME]);
 	json_object_object_add(obj, "counters", cnt);
 out:
 	json_print(obj);
@@ -391,6 +392,7 @@ static void status_print_text(const struct status *s)
 			s->counters[NODEFD_CNT_EVENTS_DROPPED] - s->dropped_reported :
 			s->counters[NODEFD_CNT_EVENTS_DROPPED]));
 	printf("  %-15s %llu\n", "nomem", (unsigned long long)s->counters[NODEFD_CNT_NOMEM]);
+	printf("  %-15s %llu\n", "by_name", (unsigned long long)s->counters[NODEFD_CNT_BY_NAME]);
 }
 
 int do_status(int argc, char **argv)

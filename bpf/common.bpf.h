@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* common.bpf.h - constants, maps and the state one walk carries from the link to its end */
+#ifndef __NODEFD_COMMON_BPF_H
+#define __NODEFD_COMMON_BPF_H
+
+#define EACCES 13
+#define PROC_SUPER_MAGIC 0x9fa0
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+
+#define S_IXUSR 00100
+#define S_IXGRP 00010
+#define S_IXOTH 00001
+#define S_IRWXG 00070
+
+#define FMODE_READ 0x1
+#define FMODE_WRITE 0x2
+#define FMODE_EXEC 0x20
+#define FMODE_PATH 0x4000
+
+#define O_TRUNC 00001000
+#define O_APPEND 00002000
+#define O_NODE 040000000
+
+#define LOOKUP_OPEN 0x0100
+#define SB_POSIXACL (1 << 16)
+#define MNT_NS_INTERNAL ((void *)-22L)
+
+/* The global switches (struct nodefd_config), entry 0, set by nodefdctl. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nodefd_config);
+} settings SEC(".maps");
+
+/*
+ * Policies: cgroup id -> struct nodefd_policy, in a hash map that is never changed once it is
+ * in use. nodefdctl builds a whole new one and swaps it into entry 0 of cgroup_policy in one
+ * update, so that an open sees the old policy or the new one, never a mix.
+ */
+struct policy_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, NODEFD_MAX_POLICIES);
+	__type(key, __u64);
+	__type(value, struct nodefd_policy);
+} policy_empty SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct policy_map);
+} cgroup_policy SEC(".maps") = {
+	.values = { [0] = &policy_empty },
+};
+
+/*
+ * What a walk that ended on a magic link left for the hook that acts on its result: an open
+ * (file_open, which matches the walk by its nameidata), or another operation on the path,
+ * truncate(2) or linkat(2) (path_truncate, path_link, which match it by the system call and
+ * the target: the walk is over by then).
+ */
+enum armed {
+	ARMED_NONE = 0,
+	ARMED_OPEN = 1,
+	ARMED_PATH_OP = 2,
+};
+
+/* What inode_follow_link learnt, for the hook at the end of the same walk. */
+struct task_state {
+	__u64 nd;		/* struct nameidata * of the walk */
+	__u64 last_name;	/* nd->last.name at the link */
+	__u64 last_hash_len;	/* nd->last.hash_len at the link */
+	__u64 dentry;		/* target f_path, as read at the link */
+	__u64 mnt;
+	__u64 holder;		/* struct pid * of the holder */
+	__u32 holder_tgid;
+	__s32 fd;		/* fd number for NODEFD_KIND_FD, else -1 */
+	__u32 orig_mode;
+	__u32 orig_flags;
+	__u64 syscall;		/* ARMED_PATH_OP: the system call the walk was made for */
+	__u8 armed;		/* enum armed */
+	__u8 kind;
+	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
+	__u8 loose;		/* ARMED_OPEN by "/" or "/." after the link: match by target */
+	__u8 pad[4];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NODEFD_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+/* Everything a decision needs, and everything its event says. */
+struct ctx {
+	struct task_struct *task;
+	const struct nodefd_policy *policy;
+	bool canary;
+	__u8 hook;
+	__u8 kind;
+	__u32 holder_tgid;
+	__s32 fd;
+	__u32 orig_mode;
+	__u32 orig_flags;
+	__u32 req_mode;
+	__u32 req_flags;
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct file *file;	/* the file being opened, for bpf_d_path; NULL at the link */
+};
+
+#endif /* __NODEFD_COMMON_BPF_H */

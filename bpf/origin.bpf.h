@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* origin.bpf.h - the open file a link comes from: the holder's fd table, exe, and linkat's fd */
+#ifndef __NODEFD_ORIGIN_BPF_H
+#define __NODEFD_ORIGIN_BPF_H
+
+static __always_inline struct task_struct *pid_task_of(struct pid *pid)
+{
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+
+	if (!first)
+		return NULL;
+	return (void *)first - bpf_core_field_offset(struct task_struct, pid_links);
+}
+
+static __always_inline struct file *fd_file(struct task_struct *t, unsigned int fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	bpf_core_read(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline void origin_from_file(struct task_state *st, struct file *f)
+{
+	st->dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
+	st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
+	st->orig_mode = BPF_CORE_READ(f, f_mode);
+	st->orig_flags = BPF_CORE_READ(f, f_flags);
+	st->has_origin = 1;
+}
+
+
+/*
+ * linkat(fd, "", newdir, name, AT_EMPTY_PATH) gives the file behind fd a new name, the same
+ * thing linkat(AT_FDCWD, "/proc/self/fd/<fd>", ..., AT_SYMLINK_FOLLOW) does through the magic
+ * link. Up to 6.9 it needs CAP_DAC_READ_SEARCH; since 6.10 any caller may do it with an fd it
+ * opened itself. The new name is then open to whatever the file's own mode allows, so it is
+ * judged by name, through the link or not: the source must be reachable now.
+ *
+ * The hook sees only the dentries; whether this link is fd-based comes from the system call's
+ * own arguments (x86-64 and ia32 linkat), and the fd must hold exactly the source. An
+ * io_uring worker has no such arguments to read: every link it makes is judged.
+ *
+ * Either way, an O_TMPFILE file that was never linked has no name to be reached by: a name
+ * given to it opens it as its mode allows, so the fd it came from must have been open for
+ * writing (as the O_TMPFILE open itself always is).
+ */
+#define NR_LINKAT_X86_64 265
+#define NR_LINKAT_IA32 303
+#define USER32_CS 0x23
+#define AT_EMPTY_PATH 0x1000
+#define PF_IO_WORKER 0x00000010
+
+static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 old_dentry, int *fdp)
+{
+	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
+	unsigned long nr, dfd, flags;
+	struct file *f;
+
+	if (!regs)
+		return NULL;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
+	if ((BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS) {
+		if (nr != NR_LINKAT_IA32)
+			return NULL;
+		dfd = BPF_CORE_READ(regs, bx);
+		flags = BPF_CORE_READ(regs, di);
+	} else {
+		if (nr != NR_LINKAT_X86_64)
+			return NULL;
+		dfd = BPF_CORE_READ(regs, di);
+		flags = BPF_CORE_READ(regs, r8);
+	}
+	if (!(flags & AT_EMPTY_PATH) || (int)dfd < 0)
+		return NULL;
+	f = fd_file(task, (int)dfd);
+	if (!f || (__u64)BPF_CORE_READ(f, f_path.dentry) != old_dentry)
+		return NULL;
+	*fdp = (int)dfd;
+	return f;
+}
+
+
+#endif /* __NODEFD_ORIGIN_BPF_H */

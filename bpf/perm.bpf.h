@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* perm.bpf.h - the kernel's permission model for searching a directory, as generic_permission() */
+#ifndef __NODEFD_PERM_BPF_H
+#define __NODEFD_PERM_BPF_H
+
+#define CAP_DAC_OVERRIDE 1
+#define CAP_DAC_READ_SEARCH 2
+
+#define ACL_USER_OBJ 0x01
+#define ACL_USER 0x02
+#define ACL_GROUP_OBJ 0x04
+#define ACL_GROUP 0x08
+#define ACL_MASK 0x10
+#define ACL_OTHER 0x20
+
+#define ACL_NOT_CACHED ((void *)-1L)
+#define ACL_DONT_CACHE ((void *)-3L)
+
+/* The opener's credentials, as the permission checks need them. */
+struct opener {
+	__u64 groups;		/* struct group_info * */
+	__u64 ids;		/* fsuid << 32 | fsgid */
+	__u64 user_ns;		/* struct user_namespace * of the credentials */
+	int ngroups;
+	int dac_search;		/* passes every directory: CAP_DAC_* in the initial user ns */
+	int dac_ns;		/* CAP_DAC_* in another user ns: over what it maps */
+};
+
+static __always_inline void opener_init(struct opener *o, struct task_struct *task)
+{
+	/* task is a BTF pointer: plain loads, no helper calls. */
+	const struct cred *cred = task->cred;
+	unsigned int level = cred->user_ns->level;
+	__u64 caps = 0;
+
+	/*
+	 * kernel_cap_t is two u32 (cap[0] low) up to 6.2 and one u64 since 6.3: the same eight
+	 * bytes on a little-endian machine, so one read of the whole field serves both.
+	 */
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+
+	/* Read, not loaded: the global functions take the groups as a plain number. */
+	o->groups = (__u64)BPF_CORE_READ(cred, group_info);
+	o->ngroups = cred->group_info->ngroups;
+	o->ids = (__u64)cred->fsuid.val << 32 | cred->fsgid.val;
+	o->user_ns = (__u64)BPF_CORE_READ(cred, user_ns);
+	/*
+	 * capable_wrt_inode_uidgid(): a DAC capability counts in the credentials' own user
+	 * namespace, over inodes whose owner and group that namespace maps; the initial one maps
+	 * every id.
+	 */
+	o->dac_search = o->dac_ns = 0;
+	if (caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH))) {
+		o->dac_search = level == 0;
+		o->dac_ns = level != 0;
+	}
+}
+
+/*
+ * kuid_has_mapping()/kgid_has_mapping(): is kernel id @id inside one of @map's extents?
+ * Extents hold global (kernel) ids in lower_first, however deep the namespace.
+ */
+#define UID_GID_MAP_MAX_BASE_EXTENTS 5
+#define UID_GID_MAP_MAX_EXTENTS 340
+
+__noinline int nodefd_id_mapped(__u64 map_ptr, __u32 id)
+{
+	struct uid_gid_map *map = (void *)map_ptr;
+	__u32 n = BPF_CORE_READ(map, nr_extents);
+	struct uid_gid_extent e, *rev;
+	unsigned int lo = 0, hi = n;
+
+	if (n <= UID_GID_MAP_MAX_BASE_EXTENTS) {
+		for (int i = 0; i < UID_GID_MAP_MAX_BASE_EXTENTS; i++) {
+			if (i >= n)
+				break;
+			if (bpf_core_read(&e, sizeof(e), &map->extent[i]))
+				return 0;
+			if (id >= e.lower_first && id - e.lower_first < e.count)
+				return 1;
+		}
+		return 0;
+	}
+	/* The reverse array is sorted by lower_first: a binary search, as map_id_up() does. */
+	rev = BPF_CORE_READ(map, reverse);
+	for (int i = 0; i < 9; i++) {	/* 2^9 > UID_GID_MAP_MAX_EXTENTS */
+		unsigned int mid;
+
+		if (lo >= hi || hi > UID_GID_MAP_MAX_EXTENTS)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (bpf_probe_read_kernel(&e, sizeof(e), &rev[mid]))
+			return 0;
+		if (id < e.lower_first)
+			hi = mid;
+		else if (id - e.lower_first >= e.count)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The permission checks are global functions: the verifier checks each once, not once per
+ * directory of every walk that calls it. Their arguments are plain numbers for that reason.
+ */
+enum search {
+	SEARCH_OK,
+	SEARCH_DENIED,
+	SEARCH_UNKNOWN,		/* the ACL that decides is not known here (fail closed) */
+	SEARCH_FS_DECIDES,	/* the filesystem's own ->permission decides (fail closed) */
+};
+
+/*
+ * in_group_p(): the fsgid, or one of the supplementary groups. The kernel keeps them sorted
+ * (groups_sort() before set_groups()) and looks a gid up with a binary search, groups_search();
+ * so does this, over all of them: NGROUPS_MAX is 65536, 17 halvings.
+ */
+__noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
+{
+	struct group_info *gi = (void *)groups;
+	unsigned int lo = 0, hi = ngroups > 0 ? ngroups : 0;
+	__u32 g;
+
+	if (gid == fsgid)
+		return 1;
+	for (int i = 0; i < NODEFD_GROUP_STEPS; i++) {
+		unsigned int mid;
+
+		if (lo >= hi)
+			break;
+		mid = lo + (hi - lo) / 2;
+		if (bpf_core_read(&g, sizeof(g), &gi->gid[mid]))
+			return 0;
+		if (g == gid)
+			return 1;
+		if (g < gid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* One ACL walk; bpf_loop keeps the verifier from following every path through it. */
+struct acl_walk {
+	__u64 base;
+	__u64 groups;
+	__u64 ids;
+	int ngroups;
+	unsigned int count;
+	__u32 owner_gid;
+	int user_perm;
+	int mask_perm;
+	int other_perm;
+	int group_found;
+	int group_ok;
+	int unknown;
+};
+
+static long acl_step(__u32 i, void *ctx)
+{
+	struct acl_walk *a = ctx;
+	struct posix_acl_entry e;
+	__u32 gid;
+
+	if (i >= a->count)
+		return 1;
+	if (bpf_probe_read_kernel(&e, sizeof(e), (void *)(a->base + i * sizeof(e)))) {
+		a->unknown = 1;
+		return 1;
+	}
+	switch (e.e_tag) {
+	case ACL_USER:
+		if (e.e_uid.val == a->ids >> 32 && a->user_perm < 0)
+			a->user_perm = e.e_perm;
+		break;
+	case ACL_GROUP_OBJ:
+	case ACL_GROUP:
+		gid = e.e_tag == ACL_GROUP_OBJ ? a->owner_gid : e.e_gid.val;
+		if (nodefd_in_group(a->groups, a->ngroups, (__u32)a->ids, gid)) {
+			a->group_found = 1;
+			if (e.e_perm & 1)
+				a->group_ok = 1;
+		}
+		break;
+	case ACL_MASK:
+		a->mask_perm = e.e_perm;
+		break;
+	case ACL_OTHER:
+		a->other_perm = e.e_perm;
+		break;
+	}
+	return 0;
+}
+
+/* posix_acl_permission() for MAY_EXEC, the owner case already handled. */
+__noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64 ids,
+				 __u32 owner_gid)
+{
+	struct posix_acl *acl = (void *)acl_ptr;
+	struct acl_walk a = {
+		.base = acl_ptr + bpf_core_field_offset(struct posix_acl, a_entries),
+		.groups = groups,
+		.ids = ids,
+		.ngroups = ngroups,
+		.count = BPF_CORE_READ(acl, a_count),
+		.owner_gid = owner_gid,
+		.user_perm = -1,
+		.mask_perm = -1,
+	};
+
+	if (a.count > NODEFD_MAX_ACL)
+		return SEARCH_UNKNOWN;
+	bpf_loop(NODEFD_MAX_ACL, acl_step, &a, 0);
+	if (a.unknown)
+		return SEARCH_UNKNOWN;
+	if (a.user_perm >= 0)
+		return (a.user_perm & (a.mask_perm < 0 ? 7 : a.mask_perm) & 1) ? SEARCH_OK :
+										SEARCH_DENIED;
+	if (a.group_ok)
+		return (a.mask_perm < 0 || (a.mask_perm & 1)) ? SEARCH_OK : SEARCH_DENIED;
+	if (a.group_found)
+		return SEARCH_DENIED;
+	return (a.other_perm & 1) ? SEARCH_OK : SEARCH_DENIED;
+}
+
+
+/*
+ * The ACL that decides search on @inode, as check_acl() finds it: *aclp set (NULL: none), or
+ * SEARCH_UNKNOWN when it cannot be known from here: not cached yet by a filesystem that would
+ * fetch it (the kernel reads it from disk on the first check, which nodefd cannot do), or an
+ * overlay inode whose real inode is not known.
+ */
+static __always_inline int dir_acl(struct inode *inode, struct posix_acl **aclp)
+{
+	struct posix_acl *acl = BPF_CORE_READ(inode, i_acl);
+
+	/* overlayfs caches no ACL of its own (ACL_DONT_CACHE): it gives the real inode's. */
+	if (acl == ACL_DONT_CACHE && BPF_CORE_READ(inode, i_sb, s_magic) == OVERLAYFS_SUPER_MAGIC) {
+		inode = ovl_real_inode(inode);
+		if (!inode)
+			return SEARCH_UNKNOWN;
+		if (!(BPF_CORE_READ(inode, i_sb, s_flags) & SB_POSIXACL)) {
+			*aclp = NULL;
+			return SEARCH_OK;
+		}
+		acl = BPF_CORE_READ(inode, i_acl);
+	}
+	if (acl == ACL_NOT_CACHED) {
+		/* With no method to fetch it (tmpfs) the kernel would cache "none". */
+		if (inode_acl_method(inode))
+			return SEARCH_UNKNOWN;
+		acl = NULL;
+	} else if (acl == ACL_DONT_CACHE) {
+		return SEARCH_UNKNOWN;
+	}
+	*aclp = acl;
+	return SEARCH_OK;
+}
+
+/*
+ * Filesystems that decide permission themselves (->permission: NFS asks the server, FUSE
+ * without default_permissions its daemon) cannot be judged from here, except those whose
+ * method comes down to generic_permission() for searching a directory.
+ */
+extern const void kernfs_iop_permission __ksym __weak;
+extern const void btrfs_permission __ksym __weak;
+extern const void ovl_permission __ksym __weak;
+
+static __always_inline bool permission_is_generic(struct inode *inode)
+{
+	const void *perm = BPF_CORE_READ(inode, i_op, permission);
+
+	return !perm || (&kernfs_iop_permission && perm == &kernfs_iop_permission) ||
+	       (&btrfs_permission && perm == &btrfs_permission) ||
+	       (&ovl_permission && perm == &ovl_permission);
+}
+
+/*
+ * generic_permission(@inode, MAY_EXEC) for the opener @o: owner bits, ACL, group or other
+ * bits, then the DAC capabilities (in the initial user namespace over every directory, in
+ * another over the ones whose owner and group it maps). @sb_flags: the superblock's flags.
+ */
+static __always_inline int may_search(const struct opener *o, struct inode *inode,
+				      unsigned long sb_flags)
+{
+	struct posix_acl *acl = NULL;
+	__u32 uid, gid;
+	__u16 mode;
+	int s;
+
+	if (o->dac_search)
+		return SEARCH_OK;
+	if (!permission_is_generic(inode))
+		return SEARCH_FS_DECIDES;
+	mode = BPF_CORE_READ(inode, i_mode);
+	uid = BPF_CORE_READ(inode, i_uid.val);
+	gid = BPF_CORE_READ(inode, i_gid.val);
+	if (o->dac_ns &&
+	    nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, uid_map),
+			     uid) &&
+	    nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, gid_map), gid))
+		return SEARCH_OK;
+	if (uid == o->ids >> 32)
+		return (mode & S_IXUSR) ? SEARCH_OK : SEARCH_DENIED;
+	if ((sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
+		s = dir_acl(inode, &acl);
+		if (s != SEARCH_OK)
+			return s;
+		if (acl)
+			return nodefd_acl_search((__u64)acl, o->groups, o->ngroups, o->ids, gid);
+	}
+	/* Group and other agree on search: no need to look at the groups (as the kernel does). */
+	if (((mode ^ (mode >> 3)) & S_IXOTH) &&
+	    nodefd_in_group(o->groups, o->ngroups, (__u32)o->ids, gid))
+		mode >>= 3;
+	return (mode & S_IXOTH) ? SEARCH_OK : SEARCH_DENIED;
+}
+
+#endif /* __NODEFD_PERM_BPF_H */

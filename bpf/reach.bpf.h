@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* reach.bpf.h - could the opener name the target now: inside its root, every ancestor searchable */
+#ifndef __NODEFD_REACH_BPF_H
+#define __NODEFD_REACH_BPF_H
+
+/*
+ * One walk from a target up to the opener's root: the directories a lookup by name from the
+ * root would search, each checked with may_search(), across mounts by their mountpoints.
+ */
+struct walk {
+	struct opener o;
+	struct dentry *d;
+	struct mount *m;
+	struct dentry *mnt_root;	/* m's root dentry */
+	unsigned long sb_flags;		/* m's superblock flags */
+	struct dentry *root_d;
+	__u64 ns;			/* the opener's struct mnt_namespace * */
+	struct dentry *refused;		/* directory that refused search, or NULL */
+	int search;			/* enum search of the refusing directory */
+	bool reached_root;
+	bool done;
+};
+
+static __always_inline void walk_enter(struct walk *w, struct mount *m)
+{
+	w->m = m;
+	w->mnt_root = BPF_CORE_READ(m, mnt.mnt_root);
+	w->sb_flags = BPF_CORE_READ(m, mnt.mnt_sb, s_flags);
+}
+
+/*
+ * A walk stuck at the top of a mount tree that is not the opener's (another mount namespace,
+ * a detached mount) goes on where the opener's own namespace shows the same directory: a mount
+ * of the same filesystem whose root is that directory, or failing that one of the whole
+ * filesystem, found on the superblock's list of its mounts. Over-mounts that hide a directory
+ * from the names are not looked at.
+ */
+#define ALIAS_MOUNTS 256
+
+struct alias {
+	struct list_head *head;
+	struct list_head *pos;
+	struct mnt_namespace *ns;
+	struct dentry *d;
+	struct dentry *sb_root;
+	struct mount *same;
+	struct mount *whole;
+};
+
+static long alias_step(__u32 i, void *ctx)
+{
+	struct alias *a = ctx;
+	struct list_head *pos;
+	struct mount *m;
+	struct dentry *root;
+
+	if (!a->pos || a->pos == a->head)
+		return 1;
+	pos = a->pos;
+	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
+	a->pos = BPF_CORE_READ(pos, next);
+	if (BPF_CORE_READ(m, mnt_ns) != a->ns)
+		return 0;
+	root = BPF_CORE_READ(m, mnt.mnt_root);
+	if (root == a->d) {
+		a->same = m;
+		return 1;
+	}
+	if (root == a->sb_root && !a->whole)
+		a->whole = m;
+	return 0;
+}
+
+/* The mount of the opener's namespace @ns to go on from at @dentry, top of @mount, or 0. */
+__noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
+{
+	struct mount *m = (void *)mount;
+	struct super_block *sb = BPF_CORE_READ(m, mnt.mnt_sb);
+	struct alias a = {
+		.ns = (void *)ns,
+		.d = (void *)dentry,
+		.sb_root = BPF_CORE_READ(sb, s_root),
+	};
+
+	if ((__u64)BPF_CORE_READ(m, mnt_ns) == ns)
+		return 0;	/* the opener's own tree: its top is the top */
+	a.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	a.pos = BPF_CORE_READ(sb, s_mounts.next);
+	bpf_loop(ALIAS_MOUNTS, alias_step, &a, 0);
+	return (__u64)(a.same ?: a.whole);
+}
+
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct dentry *d = w->d, *p;
+	int s;
+
+	/*
+	 * The root's dentry, on whatever mount: a process that unshared its mount namespace has
+	 * copies of the mounts its files were opened on, and what counts is that the file lies
+	 * in the directory tree below its root, not which copy of a mount shows it.
+	 */
+	if (d == w->root_d) {
+		w->reached_root = true;
+		w->done = true;
+		return 1;
+	}
+	if (d == w->mnt_root) {
+		struct mount *m = w->m, *pm = BPF_CORE_READ(m, mnt_parent);
+
+		/* Top of the mount tree. The covered mountpoint itself is never searched. */
+		if (pm == m) {
+			__u64 alias = nodefd_mount_alias((__u64)m, w->ns, (__u64)d);
+
+			if (alias) {
+				walk_enter(w, (struct mount *)alias);
+				return 0;
+			}
+			w->done = true;
+			return 1;
+		}
+		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		walk_enter(w, pm);
+		return 0;
+	}
+	p = BPF_CORE_READ(d, d_parent);
+	if (!p || p == d) {
+		/* A disconnected dentry: it leads to no root. */
+		w->done = true;
+		return 1;
+	}
+	w->d = p;
+	s = may_search(&w->o, BPF_CORE_READ(p, d_inode), w->sb_flags);
+	if (s == SEARCH_OK)
+		return 0;
+	w->refused = p;
+	w->search = s;
+	w->done = true;
+	return 1;
+}
+
+/* Outcome of the ancestors and reach rules for one target. */
+struct place {
+	__u8 ancestors_reason;	/* enum nodefd_reason, valid if ancestors_fail */
+	__u8 reach_reason;
+	bool ancestors_fail;
+	bool reach_fail;
+	bool confined;
+	struct dentry *refused;
+};
+
+/* d_tmpfile() names the dentry "#<ino>" and never hashes it. */
+__noinline int nodefd_is_tmpfile(__u64 dentry)
+{
+	struct dentry *d = (void *)dentry;
+	__u64 ino = BPF_CORE_READ(d, d_inode, i_ino);
+	char name[24], digits[20];
+	int n = 0, len;
+
+	len = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	if (len < 3 || name[0] != '#')
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		digits[i] = '0' + ino % 10;
+		ino /= 10;
+		n++;
+		if (!ino)
+			break;
+	}
+	if (len - 2 != n)
+		return 0;
+	for (int i = 0; i < 20; i++) {
+		if (i >= n)
+			break;
+		if (name[1 + (i & 15)] != digits[(n - 1 - i) & 15])
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline int search_reason(int s)
+{
+	if (s == SEARCH_UNKNOWN)
+		return NODEFD_REASON_UNKNOWN_ACL;
+	if (s == SEARCH_FS_DECIDES)
+		return NODEFD_REASON_FS_PERMISSION;
+	return NODEFD_REASON_RULE;
+}
+
+/* Runs the walk until it is done; false if it went deeper than NODEFD_MAX_DEPTH. */
+static __always_inline bool walk_run(struct walk *w)
+{
+	long n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, w, 0);
+
+	return n >= 0 && w->done;
+}
+
+/*
+ * Could the opener reach @d on @vm by name now: ancestors (search permission on every
+ * directory from its root down) and reach (the target inside its root, for a confined task:
+ * one with a root or mount namespace of its own).
+ */
+static __always_inline void check_place(struct place *r, const struct opener *o,
+					struct task_struct *task, struct dentry *d,
+					struct vfsmount *vm, const struct nodefd_config *cfg)
+{
+	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	struct fs_struct *fs = task->fs;
+	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
+	struct inode *root_inode;
+	struct walk w = {
+		.o = *o,
+		.d = d,
+		.root_d = fs->root.dentry,
+		/* Read, not loaded: the global functions take it as a plain number. */
+		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
+	};
+
+	root_inode = w.root_d->d_inode;
+	r->confined = !(ns->ns.inum == cfg->init_mnt_ns && root_inode &&
+			root_inode->i_ino == cfg->init_root_ino &&
+			root_inode->i_sb->s_dev == cfg->init_root_dev);
+
+	/*
+	 * Hashed, or the root of its mount; an unhashed one lost its name, and is outside every
+	 * root a confined task has. For an unconfined task (reach does not apply) and for an
+	 * O_TMPFILE never linked, the walk starts at the directory it was in.
+	 */
+	if (r->confined && !BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d &&
+	    !nodefd_is_tmpfile((__u64)d)) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_UNLINKED;
+		return;
+	}
+	walk_enter(&w, m);
+	if (!walk_run(&w)) {
+		count(NODEFD_CNT_DEPTH_LIMIT);
+		r->ancestors_fail = r->reach_fail = true;
+		r->ancestors_reason = r->reach_reason = NODEFD_REASON_DEPTH;
+		return;
+	}
+	if (w.refused) {
+		r->ancestors_fail = true;
+		r->ancestors_reason = search_reason(w.search);
+		r->refused = w.refused;
+		if (!r->confined)
+			return;
+		/* The walk stopped early: reach is still owed an answer, every directory open. */
+		w.refused = NULL;
+		w.done = false;
+		w.o.dac_search = 1;
+		if (!walk_run(&w)) {
+			count(NODEFD_CNT_DEPTH_LIMIT);
+			r->reach_fail = true;
+			r->reach_reason = NODEFD_REASON_DEPTH;
+			return;
+		}
+	}
+	if (r->confined && !w.reached_root) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_OUTSIDE_ROOT;
+	}
+}
+
+#endif /* __NODEFD_REACH_BPF_H */
