@@ -174,7 +174,7 @@ __u32 map_id_of_fd(int fd);
 int settings_read(int fd, struct nodefd_config *cfg);
 int settings_write(int fd, const struct nodefd_config *cfg);
 
-/* Loading (load.c). */
+/* Loading (loader.c). */
 int load_run(const char *verb, bool report);
 int load_links_check(const char *verb);
 

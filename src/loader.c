@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/* loader.c - the middle layer: attach, prove with the canary, pin; for load and the daemon */
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "nodefdctl.h"
+#include "nodefd.skel.h"
+
+/* Pins every map under its name and every link under its program's name. */
+static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t size)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct bpf_map *map;
+	int err;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		/* .rodata and friends: nothing anyone reads back. */
+		if (bpf_map__is_internal(map))
+			continue;
+		err = pin_staging_add(staging, NULL, bpf_map__name(map), bpf_map__fd(map));
+		if (err) {
+			snprintf(what, size, "map %s", bpf_map__name(map));
+			return err;
+		}
+	}
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (!link)
+			continue;
+		err = pin_staging_add(staging, "links", s->progs[i].name, bpf_link__fd(link));
+		if (err) {
+			snprintf(what, size, "link %s", s->progs[i].name);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void load_report(struct nodefd *skel)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct json_object *obj, *progs;
+
+	if (!json_output) {
+		printf("nodefd: loaded and enforcing: %d programs attached, canary refused, pinned in %s\n",
+		       s->prog_cnt, PIN_DIR);
+		return;
+	}
+	obj = json_object_new_object();
+	progs = json_object_new_array();
+	json_add_bool(obj, "loaded", true);
+	json_add_bool(obj, "enabled", true);
+	json_add_str(obj, "pin_dir", PIN_DIR);
+	json_add_u64(obj, "abi_version", NODEFD_ABI_VERSION);
+	json_add_str(obj, "canary", "refused");
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_link *link = *s->progs[i].link;
+		struct json_object *p = json_object_new_object();
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		json_add_str(p, "name", s->progs[i].name);
+		if (link && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
+			json_add_u64(p, "link_id", info.id);
+			json_add_u64(p, "prog_id", info.prog_id);
+		}
+		json_object_array_add(progs, p);
+	}
+	json_object_object_add(obj, "programs", progs);
+	json_print(obj);
+	json_object_put(obj);
+}
+
+/*
+ * Loads, proves and pins, with messages prefixed by @verb.  0; -EEXIST,
+ * said by nobody, when nodefd is already loaded (or got loaded meanwhile);
+ * else -errno, having said why.  The caller has checked privilege.
+ */
+int load_run(const char *verb, bool report)
+{
+	char lsm[512], staging[PATH_MAX], why[256], what[64];
+	struct nodefd_config cfg = {};
+	sigset_t block, old;
+	struct nodefd *skel;
+	struct stat st, root_st;
+	int err;
+
+	err = lsm_list_read(lsm, sizeof(lsm));
+	if (err) {
+		p_err("%s: bpf is not in the kernel's LSM list (cannot read %s: %s): the programs would attach and never run",
+		      verb, LSM_LIST_PATH, errstr(err));
+		return err;
+	}
+	if (!lsm_list_has(lsm, "bpf")) {
+		p_err("%s: bpf is not in the kernel's LSM list (%s): the programs would attach and never run; boot with lsm=%s,bpf",
+		      verb, lsm, lsm);
+		return -ENOTSUP;
+	}
+	err = pin_root_check();
+	if (err) {
+		p_err("%s: %s: %s", verb, PIN_ROOT,
+		      err == -ENOTSUP ? "not a bpf filesystem (mount -t bpf bpf " PIN_ROOT ")" :
+					errstr(err));
+		return err;
+	}
+	err = pin_state();
+	if (err > 0)
+		return -EEXIST;
+	if (err < 0) {
+		p_err("%s: %s: %s", verb, PIN_DIR, errstr(err));
+		return err;
+	}
+	if (stat("/proc/1/ns/mnt", &st)) {
+		err = -errno;
+		p_err("%s: /proc/1/ns/mnt: %s", verb, errstr(err));
+		return err;
+	}
+	/* What the reach rule calls unconfined: PID 1's root directory (docs/design.md). */
+	if (stat("/proc/1/root/", &root_st)) {
+		err = -errno;
+		p_err("%s: /proc/1/root: %s", verb, errstr(err));
+		return err;
+	}
+
+	skel = nodefd__open();
+	if (!skel) {
+		err = -errno;
+		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
+		return err;
+	}
+	err = nodefd__load(skel);
+	if (err) {
+		p_err("%s: the kernel refused the BPF object: %s (libbpf's messages above say why)",
+		      verb, errstr(err));
+		goto out_destroy_skel;
+	}
+
+	/*
+	 * Off for everyone but the canary until the canary has been refused:
+	 * nobody else is judged by programs not yet shown to run.
+	 */
+	cfg.enabled = 0;
+	/* A namespace's inode number is the kernel's 32-bit ns_common.inum. */
+	cfg.init_mnt_ns = (__u32)st.st_ino;
+	cfg.init_root_dev = major(root_st.st_dev) << 20 | minor(root_st.st_dev);
+	cfg.init_root_ino = root_st.st_ino;
+	cfg.canary_tgid = (__u32)getpid();
+	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
+	if (err) {
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
+		goto out_destroy_skel;
+	}
+	err = nodefd__attach(skel);
+	if (err) {
+		p_err("%s: cannot attach the programs: %s", verb, errstr(err));
+		goto out_destroy_skel;
+	}
+	err = canary_run(bpf_map__fd(skel->maps.events), why, sizeof(why));
+	if (err) {
+		p_err("%s: %s: the programs attached but do not run; detached them", verb, why);
+		goto out_destroy_skel;
+	}
+	cfg.enabled = 1;
+	cfg.canary_tgid = 0;
+	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
+	if (err) {
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
+		goto out_destroy_skel;
+	}
+
+	/* A signal between the first pin and the rename would leave a staging directory behind. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	err = pin_staging_create(staging, sizeof(staging));
+	if (err) {
+		p_err("%s: cannot create %s: %s", verb, staging, errstr(err));
+		goto out_unblock;
+	}
+	err = load_pin(skel, staging, what, sizeof(what));
+	if (err) {
+		p_err("%s: cannot pin %s in %s: %s", verb, what, staging, errstr(err));
+		goto out_remove_staging;
+	}
+	err = pin_staging_publish(staging);
+	if (err == -EEXIST)
+		goto out_remove_staging;
+	if (err) {
+		p_err("%s: cannot move %s to %s: %s", verb, staging, PIN_DIR, errstr(err));
+		goto out_remove_staging;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	if (report)
+		load_report(skel);
+	/* The pinned links keep the programs attached; closing ours detaches nothing. */
+	nodefd__destroy(skel);
+	return 0;
+
+out_remove_staging:
+	if (pin_tree_remove(staging))
+		p_warn("%s: cannot remove it; the next load will", staging);
+out_unblock:
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_destroy_skel:
+	nodefd__destroy(skel);
+	return err;
+}
+
+/* Every program's link is pinned: 0, or -ENOENT having said which is missing. */
+int load_links_check(const char *verb)
+{
+	struct bpf_object_skeleton *s;
+	struct nodefd *skel;
+	char path[PATH_MAX];
+	int err = 0;
+
+	skel = nodefd__open();
+	if (!skel) {
+		err = -errno;
+		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
+		return err;
+	}
+	s = skel->skeleton;
+	for (int i = 0; i < s->prog_cnt && !err; i++) {
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS_DIR, s->progs[i].name);
+		if (access(path, F_OK)) {
+			err = -errno;
+			p_err("%s: %s: %s: nodefd is not (fully) attached; 'nodefdctl unload' and load again",
+			      verb, path, errstr(err));
+		}
+	}
+	nodefd__destroy(skel);
+	return err;
+}
