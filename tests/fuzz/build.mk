@@ -10,7 +10,7 @@
 
 FUZZ_CC		?= clang
 FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		   -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
+		   -Wall -Wextra -Wshadow -Wconversion -Werror -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
 FUZZ_BINS	:= $(BUILD)/fuzz/fuzz_policyfile $(BUILD)/fuzz/fuzz_args
 FUZZ_SRCS	:= src/policyfile.c src/text.c
 
