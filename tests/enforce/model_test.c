@@ -135,6 +135,7 @@ struct mfile {
 	uid_t uid0, uid;	/* owner while the helper opens it, and after */
 	gid_t gid0, gid;
 	mode_t mode0, mode;
+	struct acl acl;		/* set after the helper opened it */
 };
 
 struct creds {
@@ -401,6 +402,8 @@ static void case_plan(struct mcase *c, const struct fsrun *run, unsigned int ind
 			f->gid = gid_pool[rnd(&s, NGID)];
 			f->mode = file_modes[rnd(&s, sizeof(file_modes) / sizeof(file_modes[0]))];
 		}
+		if (run->acls && chance(&s, 20))
+			random_acl(&s, &f->acl);
 	}
 	random_creds(&s, &c->cr);
 	c->chroot_node = chance(&s, 25) ? (int)rnd(&s, c->nnodes) : -1;
@@ -449,6 +452,10 @@ static int case_apply(struct mcase *c, char *what, size_t size)
 		if (chown(f->path, f->uid, f->gid) || chmod(f->path, f->mode)) {
 			snprintf(what, size, "chown/chmod %s", f->path);
 			return -errno;
+		}
+		if (f->acl.n && (err = set_acl(f->path, &f->acl))) {
+			snprintf(what, size, "setxattr %s", f->path);
+			return err;
 		}
 	}
 	for (int i = 1; i < c->nnodes; i++) {
@@ -685,8 +692,10 @@ static void case_show(const struct fsrun *run, const struct mcase *c, unsigned i
 	for (int i = 0; i < c->nfiles; i++) {
 		const struct mfile *f = &c->files[i];
 
-		fprintf(stderr, "#     file %04o %u:%u %s (while opened: %04o %u:%u)\n", f->mode,
-			f->uid, f->gid, f->path, f->mode0, f->uid0, f->gid0);
+		acl_string(&f->acl, buf, sizeof(buf));
+		fprintf(stderr, "#     file %04o %u:%u %s (while opened: %04o %u:%u)%s%s\n", f->mode,
+			f->uid, f->gid, f->path, f->mode0, f->uid0, f->gid0,
+			f->acl.n ? " acl " : "", buf);
 	}
 }
 
@@ -924,6 +933,7 @@ FIXTURE_SETUP(model)
 			SKIP(return, "no ext4 filesystem on " EXT4_MOUNT
 				     " (vmtest/run mounts its scratch disk there)");
 		snprintf(run->base, sizeof(run->base), EXT4_MOUNT "/model");
+		remove_tree(run->base);	/* left by an earlier run that died */
 		ASSERT_EQ(0, mkdir(run->base, 0755));
 	} else {
 		run->overlay = true;
