@@ -176,6 +176,7 @@ struct fsrun {
 	bool acls;
 	bool overlay;
 	char ovl_root[128];
+	__u64 seed;		/* the run's: with a case's index, replays that case */
 	unsigned int cases, comparisons, disagreements, refusals, holes, shown, show;
 	struct kind kinds[MODEL_MAX_KINDS];
 	int nkinds;
@@ -678,7 +679,7 @@ static void case_show(const struct fsrun *run, const struct mcase *c, unsigned i
 
 	creds_string(&c->cr, buf, sizeof(buf));
 	fprintf(stderr, "#   case %u of %s (NODEFD_MODEL_SEED=%#llx NODEFD_MODEL_ONLY=%u): %s", index,
-		run->fs, (unsigned long long)c->seed, index, buf);
+		run->fs, (unsigned long long)run->seed, index, buf);
 	if (c->chroot_node >= 0)
 		fprintf(stderr, ", chroot %s", c->nodes[c->chroot_node].path);
 	fprintf(stderr, "%s\n", c->uncached ? ", ACLs not cached (ext4 mounted afresh)" : "");
@@ -686,6 +687,7 @@ static void case_show(const struct fsrun *run, const struct mcase *c, unsigned i
 		const struct node *n = &c->nodes[i];
 
 		acl_string(&n->acl, buf, sizeof(buf));
+		/* The mode as chmod() set it: an ACL set after it rewrites its permission bits. */
 		fprintf(stderr, "#     dir  %04o %u:%u %s%s%s\n", n->mode, n->uid, n->gid,
 			n->path, n->acl.n ? " acl " : "", buf);
 	}
@@ -982,6 +984,7 @@ TEST_F_TIMEOUT(model, kernel_agrees, 1200)
 		clock_gettime(CLOCK_REALTIME, &now);
 		seed = ((__u64)now.tv_sec << 20) ^ now.tv_nsec ^ ((__u64)getpid() << 40);
 	}
+	run->seed = seed;
 	fprintf(stderr, "# model %s: seed NODEFD_MODEL_SEED=%#llx, %lu cases, ACLs %s\n", run->fs,
 		(unsigned long long)seed, only == ~0UL ? cases : 1UL,
 		run->acls ? "on" : "not supported");
