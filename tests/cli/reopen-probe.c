@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 /*
- * reopen-probe [-n COUNT] [-P] FILE [STEP]...
+ * reopen-probe [-n COUNT] [-P] [-u UID] FILE [STEP]...
  *
  * Opens FILE read-only (-P: O_PATH) and then runs the steps in order (none:
  * one "try"):
@@ -22,10 +22,16 @@
  *   touch:PATH   create PATH, to tell the test a point was reached
  *   wait:PATH    wait (20 s at most) until PATH exists, for the test to act
  *
+ * With -u UID each try runs with effective uid and gid UID (the real ones
+ * and the saved ones stay 0, so that moves between tries still work): the
+ * reopen is then judged as UID's, who may hold the fd but not be able to
+ * open FILE by name (a directory on the way it cannot search).
+ *
  * Each try prints "try cgroup_id=ID cgroup=PATH ok=N eacces=N other=N" with the
  * cgroup the process is in at the time. The write is never done: the reopen
- * alone is what nodefd judges. As root the reopen is allowed by the file's
- * mode, so only nodefd's upgrade rule can refuse it.
+ * alone is what nodefd judges. With FILE writable by all (so that the kernel's
+ * own check of the reopen passes) in a directory UID cannot search, only
+ * nodefd can refuse the reopen: UID could not open FILE by name.
  *
  * Exit status: of the last try, 0 if every reopen was allowed, 1 if every
  * one was refused with EACCES, 2 if mixed; 3 if anything else went wrong.
@@ -64,6 +70,17 @@ static int cgroup_now(char *path, size_t size, unsigned long long *id)
 }
 
 static bool path_mode;
+static long try_uid = -1;
+
+/* The effective ids for a try: UID's (to_user) or root's again. */
+static int try_as(bool to_user)
+{
+	if (try_uid < 0)
+		return 0;
+	if (to_user)
+		return setegid((gid_t)try_uid) || seteuid((uid_t)try_uid) ? -1 : 0;
+	return seteuid(0) || setegid(0) ? -1 : 0;
+}
 
 static int step_try(int fd, unsigned long count)
 {
@@ -73,6 +90,8 @@ static int step_try(int fd, unsigned long count)
 	int rfd;
 
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (try_as(true))
+		return fail("cannot become uid", "-u");
 	for (unsigned long i = 0; i < count; i++) {
 		rfd = open(link, (path_mode ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 		if (rfd >= 0) {
@@ -86,6 +105,8 @@ static int step_try(int fd, unsigned long count)
 				fprintf(stderr, "reopen-probe: %s: %s\n", link, strerror(errno));
 		}
 	}
+	if (try_as(false))
+		return fail("cannot become root again after", "-u");
 	if (cgroup_now(cg, sizeof(cg), &id))
 		snprintf(cg, sizeof(cg), "?");
 	printf("try cgroup_id=%llu cgroup=%s ok=%lu eacces=%lu other=%lu\n", id, cg, ok, eacces,
@@ -133,9 +154,17 @@ int main(int argc, char **argv)
 	int fd, opt, ret = 3, i;
 	char *end;
 
-	while ((opt = getopt(argc, argv, "+n:P")) >= 0) {
+	while ((opt = getopt(argc, argv, "+n:Pu:")) >= 0) {
 		if (opt == 'P') {
 			path_mode = true;
+			continue;
+		}
+		if (opt == 'u') {
+			try_uid = strtol(optarg, &end, 10);
+			if (*end || try_uid < 1 || try_uid > 65534) {
+				fprintf(stderr, "reopen-probe: -u %s: not a uid\n", optarg);
+				return 3;
+			}
 			continue;
 		}
 		if (opt != 'n')
@@ -147,7 +176,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "usage: reopen-probe [-n COUNT] [-P] FILE [try|move:DIR|touch:PATH|wait:PATH]...\n");
+		fprintf(stderr, "usage: reopen-probe [-n COUNT] [-P] [-u UID] FILE [try|move:DIR|touch:PATH|wait:PATH]...\n");
 		return 3;
 	}
 	fd = open(argv[optind], (path_mode ? O_PATH : O_RDONLY) | O_CLOEXEC);

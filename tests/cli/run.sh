@@ -88,12 +88,13 @@ counter()
 # field KEY: the number value of KEY in a JSON line on stdin.
 field() { sed -n "s/.*\"$1\":\([0-9][0-9]*\).*/\1/p" | head -n 1; }
 
-# wait_for FILE TEXT [N]: until FILE holds TEXT at least N times (default 1), 20 s at most.
+# wait_for FILE TEXT [N]: until FILE holds TEXT at least N times (default 1), 20 s at most
+# (WAIT_SECONDS, if set).
 wait_for()
 {
 	local i=0 n
 
-	while [ "$i" -lt 200 ]; do
+	while [ "$i" -lt $((${WAIT_SECONDS:-20} * 10)) ]; do
 		n=$(grep -cF -- "$2" "$1" 2>/dev/null)
 		[ "${n:-0}" -ge "${3:-1}" ] && return 0
 		sleep 0.1
@@ -105,14 +106,14 @@ wait_for()
 }
 
 # attack CGROUP WANT_STATUS ACTION: the reopen from CGROUP exits WANT_STATUS (0 allowed,
-# 1 refused) and makes exactly one event of ACTION (deny, audit; none: no event) that names
+# 1 refused) and makes exactly one event of ACTION (enforce, audit; none: no event) that names
 # CGROUP by id and path.
 attack()
 {
 	local dir=$CG/$1 out rc pid id ev n
 
 	drain
-	out=$(reopen-probe "$VICTIM" "move:$dir" try 2>&1)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$dir" try 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
 	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
@@ -190,18 +191,64 @@ policy_file()
 	chmod 0644 "$1"
 }
 
+# status_is CODE [ARGS...]: `nodefdctl status ARGS` exits CODE; with -q it prints nothing.
+status_is()
+{
+	local want=$1 out rc
+
+	shift
+	out=$(nodefdctl status "$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | head -n 3
+	[ "$rc" = "$want" ] || { echo "exit $rc, want $want"; return 1; }
+	case " $* " in
+	*" -q "* | *" --quiet "*) [ -z "$out" ] || { echo "--quiet printed something"; return 1; } ;;
+	esac
+}
+
+# json_schema_ok: every line of stdin that is a JSON record carries "schema":1 (and there is one).
+json_schema_ok()
+{
+	local n=0 bad=0 line
+
+	while IFS= read -r line; do
+		case "$line" in
+		'{'*) n=$((n + 1))
+		      case "$line" in *'"schema":1'[,}]*) ;; *) bad=$((bad + 1)); echo "no schema: $line" | cut -c1-200 ;; esac ;;
+		esac
+	done
+	echo "$n records, $bad without \"schema\":1"
+	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
+}
+
 # ---- setup -----------------------------------------------------------------------------------
 
+# The article's victim: a file anyone may write, in a directory ($T, 0700 root) that the prober's
+# uid cannot search. The prober opens it as root, read-only, and tries the reopen for writing as
+# TRY_UID (its effective uid only): the kernel's check of the reopen (the file's mode) lets it
+# through, and nodefd must refuse it, as TRY_UID could not open the file by name.
+TRY_UID=65534
 echo "the owner's data" >"$VICTIM"
-chmod 0644 "$VICTIM"
+chmod 0666 "$VICTIM"
+chmod 0700 "$T"
 
+if [ ! -e "$PINS" ]; then
+	check "status --quiet when not loaded: exit 4, silent" status_is 4 --quiet
+	check "status when not loaded: exit 4" status_is 4
+	check "status --json when not loaded: state not_loaded, schema 1" \
+		expect 4 '"state":"not_loaded"' nodefdctl -j status
+else
+	skip "status when not loaded" "$PINS exists before the tests"
+fi
 check "nodefdctl load" nodefdctl load
+check "status -q when loaded and enabled: exit 0, silent" status_is 0 -q
+check "status --json: state enforcing" expect 0 '"state":"enforcing"' nodefdctl -j status
 if [ ! -d "$PINS" ]; then
 	echo "Bail out! nodefd did not load: nothing else can be tested"
 	done_testing
 	exit 1
 fi
-mkdir -p "$CG/cli/enf/child" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr"
+mkdir -p "$CG/cli/enf/child" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/st"
 
 # ---- per-cgroup policies ---------------------------------------------------------------------
 
@@ -238,9 +285,9 @@ check "policy show: cli/enf/child inherits cli/enf's policy" t_show_child
 check "policy show: the root has none (every rule enforced)" \
 	expect 0 '"source":"none"' nodefdctl -j policy show /sys/fs/cgroup
 
-check "attack from cli/enf: refused, one deny event with its cgroup" attack cli/enf 1 deny
+check "attack from cli/enf: refused, one enforce event with its cgroup" attack cli/enf 1 enforce
 check "attack from cli/enf/child: refused (inherited), event names the child" \
-	attack cli/enf/child 1 deny
+	attack cli/enf/child 1 enforce
 # A delegated subtree may nest deeply; the nearest policy counts at any depth, not the root's.
 deep=cli/enf
 for i in $(seq 1 40); do
@@ -252,7 +299,7 @@ t_deep()
 	local rc=0
 
 	nodefdctl policy set /sys/fs/cgroup off >/dev/null || return 1
-	attack "$deep" 1 deny || rc=1
+	attack "$deep" 1 enforce || rc=1
 	nodefdctl policy unset /sys/fs/cgroup >/dev/null || rc=1
 	return $rc
 }
@@ -275,7 +322,7 @@ t_text_event()
 	local out pid
 
 	drain
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf/child" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf/child" try)
 	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
 	out=$(nodefdctl events --timeout 0)
 	echo "$out"
@@ -288,7 +335,7 @@ t_path_read()
 {
 	local out
 
-	out=$(reopen-probe -P "$VICTIM" "move:$CG/cli/pr" try "move:$CG/cli/enf" try 2>&1)
+	out=$(reopen-probe -u "$TRY_UID" -P "$VICTIM" "move:$CG/cli/pr" try "move:$CG/cli/enf" try 2>&1)
 	tries "$out" ok@cli/pr eacces@cli/enf
 }
 check "path_read=on: an O_PATH fd reopened read-only in cli/pr only" t_path_read
@@ -298,13 +345,13 @@ t_moved_self()
 	local out
 
 	drain
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/aud" try "move:$CG/cli/enf" try \
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/aud" try "move:$CG/cli/enf" try \
 		"move:$CG/cli/aud" try 2>&1)
 	tries "$out" ok@cli/aud eacces@cli/enf ok@cli/aud || return 1
 	out=$(events_now | grep "\"pid\":$(printf '%s\n' "$out" | sed -n 's/^pid=//p'),")
 	printf '%s\n' "$out" | cut -c1-200
 	[ "$(printf '%s\n' "$out" | sed -n 's/.*"action":"\([a-z]*\)".*"cgroup_path":"\([^"]*\)".*/\1 \2/p' | tr '\n' ' ')" = \
-		"audit $CG/cli/aud deny $CG/cli/enf audit $CG/cli/aud " ]
+		"audit $CG/cli/aud enforce $CG/cli/enf audit $CG/cli/aud " ]
 }
 check "a process that moves itself: audited, refused, audited, events follow it" t_moved_self
 
@@ -313,7 +360,7 @@ t_moved_outside()
 	local out pid
 
 	rm -f "$T/ready" "$T/go"
-	reopen-probe "$VICTIM" "move:$CG/cli/enf" try "touch:$T/ready" "wait:$T/go" try \
+	reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try "touch:$T/ready" "wait:$T/go" try \
 		>"$T/moved.out" 2>&1 &
 	pid=$!
 	i=0
@@ -336,7 +383,7 @@ t_counters()
 
 	d0=$(counter denied upgrade)
 	a0=$(counter audited upgrade)
-	reopen-probe -n 3 "$VICTIM" "move:$CG/cli/enf" try "move:$CG/cli/aud" try >/dev/null
+	reopen-probe -u "$TRY_UID" -n 3 "$VICTIM" "move:$CG/cli/enf" try "move:$CG/cli/aud" try >/dev/null
 	d1=$(counter denied upgrade)
 	a1=$(counter audited upgrade)
 	echo "denied upgrade $d0 -> $d1, audited upgrade $a0 -> $a1"
@@ -347,7 +394,67 @@ check "status counters: per rule, refusals and audits counted apart" t_counters
 
 check "policy unset cli/off: it follows the root again (enforced)" \
 	nodefdctl policy unset cli/off
-check "attack from cli/off after unset: refused" attack cli/off 1 deny
+check "attack from cli/off after unset: refused" attack cli/off 1 enforce
+
+# ---- strict ------------------------------------------------------------------------------------
+
+check "policy set strict=on" nodefdctl policy set cli/st enforce strict=on
+t_strict_show()
+{
+	local out
+
+	out=$(nodefdctl -j policy show cli/st) || return 1
+	echo "$out"
+	printf '%s\n' "$out" | grep -qF '"path_read":false,"strict":true' || return 1
+	out=$(nodefdctl policy show cli/st) || return 1
+	echo "$out"
+	printf '%s\n' "$out" | grep -qF 'path_read=off strict=on' || return 1
+	nodefdctl policy set cli/st enforce strict=off path_read=on || return 1
+	out=$(nodefdctl -j policy show cli/st) || return 1
+	echo "$out"
+	printf '%s\n' "$out" | grep -qF '"path_read":true,"strict":false'
+}
+check "policy show: strict on and off, text and JSON" t_strict_show
+check "strict takes on or off" expect 2 "strict takes on or off, not 'yes'" \
+	nodefdctl policy set cli/st enforce strict=yes
+check "strict given twice" expect 2 "'strict' given twice" \
+	nodefdctl policy set cli/st enforce strict=on strict=off
+t_strict_file()
+{
+	local out
+
+	policy_file "$T/strict.conf" <<-EOF
+	[cgroup "cli/st"]
+	mode = audit
+	strict = on
+	EOF
+	out=$(nodefdctl -j policy check "$T/strict.conf") || return 1
+	echo "$out"
+	printf '%s\n' "$out" | grep -qF '"upgrade":"audit","append":"audit","ancestors":"audit","reach":"audit","path_read":false,"strict":true'
+}
+check "policy file: strict = on" t_strict_file
+check "policy file: strict takes on or off, with its line" \
+	bad_file strict '[cgroup "cli/st"]\nmode = audit\nstrict = maybe\n' "3: strict takes on or off, not 'maybe'"
+# Root can open the victim by name: without strict its reopen for writing is let through; with
+# strict the fd's read-only access is the ceiling.
+t_strict_enforced()
+{
+	local out
+
+	nodefdctl policy set cli/st enforce strict=on >/dev/null || return 1
+	drain
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/st" try 2>&1)
+	echo "$out"
+	printf '%s\n' "$out" | grep -q 'ok=0 eacces=1' || { echo "strict=on: not refused"; return 1; }
+	events_now | grep -F '"cgroup_path":"'"$CG"'/cli/st"' | cut -c1-200
+	nodefdctl policy set cli/st enforce strict=off >/dev/null || return 1
+	out=$(reopen-probe "$VICTIM" "move:$CG/cli/st" try 2>&1)
+	echo "$out"
+	printf '%s\n' "$out" | grep -q 'ok=1 eacces=0' || { echo "strict=off: refused"; return 1; }
+}
+check "strict=on refuses root's reopen beyond the fd's access; strict=off lets it (by name)" \
+	t_strict_enforced
+check "policy unset cli/st" nodefdctl policy unset cli/st
 
 # ---- the live switch ---------------------------------------------------------------------------
 
@@ -363,7 +470,7 @@ t_switch()
 	d1=$(counter denied upgrade)
 	[ "$d0" = "$d1" ] || { echo "counted while disabled"; return 1; }
 	nodefdctl enable || return 1
-	attack cli/enf 1 deny || { echo "enabled again, yet not refused"; return 1; }
+	attack cli/enf 1 enforce || { echo "enabled again, yet not refused"; return 1; }
 	after=$(nodefdctl -j policy show)
 	[ "$before" = "$after" ] || { echo "the policies changed"; return 1; }
 	[ -e "$PINS/links/nodefd_file_open" ] && [ -e "$PINS/links/nodefd_inode_follow_link" ]
@@ -371,6 +478,99 @@ t_switch()
 check "disable lets the attack through at once, enable stops it again, no reload" t_switch
 check "enable when enabled: says so, exit 0" expect 0 "already enabled" nodefdctl enable
 check "enable --json" expect 0 '"enabled":true,"changed":false' nodefdctl --json enable
+t_status_disabled()
+{
+	nodefdctl disable >/dev/null || return 1
+	status_is 3 --quiet || { nodefdctl enable; return 1; }
+	status_is 3 || { nodefdctl enable; return 1; }
+	expect 3 '"state":"disabled"' nodefdctl -j status || { nodefdctl enable; return 1; }
+	nodefdctl enable >/dev/null || return 1
+	status_is 0 --quiet
+}
+check "status when disabled: exit 3 (--quiet, text, JSON), 0 once enabled again" t_status_disabled
+
+# ---- events filters ----------------------------------------------------------------------------
+
+# two_events: one refused reopen from cli/enf and one audited from cli/aud, waiting unread;
+# their pids in EPID and APID.
+two_events()
+{
+	drain
+	EPID=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try 2>&1 | sed -n 's/^pid=//p')
+	APID=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/aud" try 2>&1 | sed -n 's/^pid=//p')
+	[ -n "$EPID" ] && [ -n "$APID" ]
+}
+
+# filtered WANT FILTER...: of the two events, `events FILTER` prints exactly WANT: "e" (the
+# refused one), "a" (the audited one), "ea" (both, in order) or "" (neither). In FILTER, @E and
+# @A stand for the pids of the two, known only once the events are made.
+filtered()
+{
+	local want=$1 out got= line arg n
+
+	shift
+	two_events || { echo "no pids"; return 1; }
+	n=$#
+	while [ "$n" -gt 0 ]; do
+		arg=$1
+		shift
+		case "$arg" in
+		@E) arg=$EPID ;;
+		@A) arg=$APID ;;
+		esac
+		set -- "$@" "$arg"
+		n=$((n - 1))
+	done
+	out=$(nodefdctl -j events --timeout 0 "$@") || { echo "events exit $?"; return 1; }
+	printf '%s\n' "$out" | grep -E "\"pid\":($EPID|$APID)," | cut -c1-200
+	for line in $(printf '%s\n' "$out" | sed -n 's/.*"pid":\([0-9]*\),.*/\1/p'); do
+		[ "$line" = "$EPID" ] && got=${got}e
+		[ "$line" = "$APID" ] && got=${got}a
+	done
+	[ "$got" = "$want" ] || { echo "events $*: got '$got', want '$want'"; return 1; }
+}
+check "events unfiltered: both" filtered ea
+check "events --action enforce: the refused one" filtered e --action enforce
+check "events --action audit: the audited one" filtered a --action audit
+check "events --action audit,enforce: both" filtered ea --action audit,enforce
+check "events --rule append: neither (both are upgrade)" filtered "" --rule append
+check "events --rule append,upgrade: both" filtered ea --rule append,upgrade
+check "events --cgroup cli/enf: the refused one" filtered e --cgroup cli/enf
+check "events --cgroup /sys/fs/cgroup/cli/aud: the audited one" filtered a --cgroup "$CG/cli/aud"
+check "events --cgroup 'cli/a*' (a pattern): the audited one" filtered a --cgroup 'cli/a*'
+check "events --cgroup 'cli/*': both" filtered ea --cgroup 'cli/*'
+check "events --cgroup cli: neither (not below it)" filtered "" --cgroup cli
+check "events --pid: the refused process's only" filtered e --pid @E
+check "events --pid: the audited process's only" filtered a --pid @A
+check "events --uid 0: both" filtered ea --uid 0
+check "events --uid 65534: neither" filtered "" --uid 65534
+check "events filters AND: --action enforce --cgroup cli/aud: neither" \
+	filtered "" --action enforce --cgroup cli/aud
+check "events filters AND: --action audit --cgroup 'cli/*' --uid 0: the audited one" \
+	filtered a --action audit --cgroup 'cli/*' --uid 0
+check "events --action deny: not a mode" expect 2 "--action: unknown 'deny' (enforce, audit)" \
+	nodefdctl events --action deny
+check "events --rule: unknown rule" expect 2 "--rule: unknown 'frob'" nodefdctl events --rule frob
+check "events --cgroup with ..: refused" expect 2 "'..' is not allowed" nodefdctl events --cgroup ../x
+check "events --pid that is no number" expect 2 "--pid 'x': not a number" nodefdctl events --pid x
+
+# ---- JSON records: "schema" --------------------------------------------------------------------
+
+t_schema()
+{
+	two_events || return 1
+	{
+		nodefdctl -j status
+		nodefdctl -j policy show
+		nodefdctl -j policy show cli/enf
+		nodefdctl -j --version
+		nodefdctl -j enable
+		nodefdctl -j policy set cli/enf enforced
+		nodefdctl -j events --timeout 0
+		nodefdctl -p status
+	} 2>&1 | tr -d '\n ' | sed 's/}{/}\n{/g' | json_schema_ok
+}
+check "every JSON record carries \"schema\":1 (status, policy, version, enable, errors, events)" t_schema
 
 # ---- hostile input: verbs and arguments --------------------------------------------------------
 
@@ -587,8 +787,17 @@ check "disable without privilege" expect_as_nobody 1 "disable: permission denied
 check "daemon without privilege" expect_as_nobody 1 "daemon: permission denied: needs root" \
 	nodefdctl daemon
 check "unload without privilege" expect_as_nobody 1 "permission denied" nodefdctl unload
-check "status without privilege" expect_as_nobody 1 "status: $PINS: permission denied" \
+check "status without privilege: exit 5" expect_as_nobody 5 "status: $PINS: permission denied" \
 	nodefdctl status
+t_status_quiet_nobody()
+{
+	local out rc
+
+	out=$(su -p -s /bin/sh nobody -c 'exec "$0" status --quiet' "$(command -v nodefdctl)" 2>&1)
+	rc=$?
+	[ "$rc" = 5 ] && [ -z "$out" ] || { echo "exit $rc, want 5; output: $out"; return 1; }
+}
+check "status --quiet without privilege: exit 5, silent" t_status_quiet_nobody
 
 t_abi()
 {
@@ -661,7 +870,7 @@ t_later()
 	id1=$(stat -c %i "$CG/cli/later")
 	nodefdctl -j policy show cli/later | grep -qF '"source":"own","from":"'"$CG/cli/later\",\"from_id\":$id1," ||
 		{ echo "cli/later has no policy of its own"; return 1; }
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/later" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/later" try)
 	printf '%s\n' "$out" | grep -q 'ok=1 eacces=0' || { echo "refused in cli/later"; return 1; }
 	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
 	wait_for "$T/d1.out" "\"pid\":$pid," || return 1
@@ -690,11 +899,11 @@ t_daemon_event()
 {
 	local out pid
 
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try)
 	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
 	wait_for "$T/d1.out" "\"pid\":$pid," || return 1
 	grep -F "\"pid\":$pid," "$T/d1.out" |
-		grep -qF "\"action\":\"deny\",\"rule\":\"upgrade\"" &&
+		grep -qF "\"action\":\"enforce\",\"rule\":\"upgrade\"" &&
 		grep -F "\"pid\":$pid," "$T/d1.out" | grep -qF "\"cgroup_path\":\"$CG/cli/enf\""
 }
 check "daemon: streams the event as JSON with the cgroup path" t_daemon_event
@@ -704,7 +913,7 @@ t_away()
 {
 	local out
 
-	out=$(reopen-probe -n 3 "$VICTIM" "move:$CG/cli/enf" try)
+	out=$(reopen-probe -u "$TRY_UID" -n 3 "$VICTIM" "move:$CG/cli/enf" try)
 	echo "$out"
 	printf '%s\n' "$out" | grep -q 'ok=0 eacces=3' || return 1
 	printf '%s\n' "$out" | sed -n 's/^pid=//p' >"$T/away.pid"
@@ -752,7 +961,7 @@ t_hup_bad()
 	after=$(snap)
 	[ "$before" = "$after" ] || { echo "the maps changed"; return 1; }
 	kill -0 "$DAEMON_PID" || { echo "the daemon died"; return 1; }
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/aud" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/aud" try)
 	printf '%s\n' "$out" | grep -q 'eacces=1'
 }
 check "daemon: SIGHUP with a bad file: rejected with file and line, policy kept" t_hup_bad
@@ -764,7 +973,7 @@ t_flood()
 {
 	local out
 
-	out=$(reopen-probe -n 1000 "$VICTIM" "move:$CG/cli/enf" try)
+	out=$(reopen-probe -u "$TRY_UID" -n 1000 "$VICTIM" "move:$CG/cli/enf" try)
 	echo "$out"
 	printf '%s\n' "$out" | grep -q 'ok=0 eacces=1000'
 }
@@ -789,7 +998,7 @@ t_dropped_live()
 	local line d
 
 	kill -STOP "$DAEMON_PID"
-	reopen-probe -n 1000 "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	reopen-probe -u "$TRY_UID" -n 1000 "$VICTIM" "move:$CG/cli/enf" try >/dev/null
 	kill -CONT "$DAEMON_PID"
 	wait_for "$T/d3.out" '"type":"dropped"' || return 1
 	line=$(grep -F '"type":"dropped"' "$T/d3.out")
@@ -805,7 +1014,7 @@ t_term()
 	echo "daemon exit $DAEMON_RC"
 	tail -n 1 "$T/d3.out"
 	[ "$DAEMON_RC" = 0 ] && tail -n 1 "$T/d3.out" | grep -qF '"type":"stop"' &&
-		[ -d "$PINS/links" ] && attack cli/enf 1 deny
+		[ -d "$PINS/links" ] && attack cli/enf 1 enforce
 }
 check "daemon: SIGTERM ends it with exit 0, enforcement stays" t_term
 
@@ -814,8 +1023,8 @@ t_text_output()
 	nodefdctl daemon --no-policy --output text >"$T/d4.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for "$T/d4.out" "while no daemon ran" || return 1
-	reopen-probe "$VICTIM" "move:$CG/cli/enf" try >/dev/null
-	wait_for "$T/d4.out" " deny upgrade fd " || return 1
+	reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	wait_for "$T/d4.out" " enforce upgrade fd " || return 1
 	stop_daemon INT
 	cat "$T/d4.out"
 	[ "$DAEMON_RC" = 0 ] && grep -q "cgroup_path=$CG/cli/enf " "$T/d4.out"
@@ -832,13 +1041,13 @@ t_syslog_output()
 	nodefdctl daemon --no-policy --output syslog >"$T/d7.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for "$T/syslog" "while no daemon ran" || { kill "$slog"; return 1; }
-	reopen-probe "$VICTIM" "move:$CG/cli/enf" try >/dev/null
-	wait_for "$T/syslog" " deny upgrade fd " || { kill "$slog"; return 1; }
+	reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	wait_for "$T/syslog" " enforce upgrade fd " || { kill "$slog"; return 1; }
 	stop_daemon TERM
 	kill "$slog"
 	wait "$slog" 2>/dev/null
 	cat "$T/syslog" "$T/d7.out" | cut -c1-200
-	[ "$DAEMON_RC" = 0 ] && grep -q "nodefd\[[0-9]*\]: .* deny upgrade fd .* cgroup_path=$CG/cli/enf " "$T/syslog" &&
+	[ "$DAEMON_RC" = 0 ] && grep -q "nodefd\[[0-9]*\]: .* enforce upgrade fd .* cgroup_path=$CG/cli/enf " "$T/syslog" &&
 		[ ! -s "$T/d7.out" ]
 }
 if command -v syslogd >/dev/null; then
@@ -846,6 +1055,12 @@ if command -v syslogd >/dev/null; then
 else
 	skip "daemon --output syslog" "no syslogd in the guest"
 fi
+
+t_daemon_schema()
+{
+	cat "$T"/d*.out 2>/dev/null | json_schema_ok
+}
+check "every JSON record of the daemons carries \"schema\":1" t_daemon_schema
 
 t_unload_under_daemon()
 {
@@ -863,14 +1078,18 @@ t_daemon_loads()
 {
 	local out
 
-	[ ! -e "$PINS" ] || return 1
+	[ ! -e "$PINS" ] || { echo "$PINS is there"; return 1; }
+	# This daemon loads the programs, canary and all: as long as `nodefdctl load` takes, which
+	# under TCG on a busy host can be most of a minute.
+	WAIT_SECONDS=300
 	start_daemon d6 --policy "$T/policy.conf"
+	WAIT_SECONDS=
 	head -n 3 "$T/d6.out"
 	grep -qF '"pins":"loaded"' "$T/d6.out" || return 1
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try)
 	printf '%s\n' "$out" | grep -q 'eacces=1' || return 1
 	stop_daemon KILL
-	out=$(reopen-probe "$VICTIM" "move:$CG/cli/enf" try)
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try)
 	printf '%s\n' "$out" | grep -q 'eacces=1'
 }
 check "daemon with nothing loaded: loads, and enforcement outlives it" t_daemon_loads
@@ -888,7 +1107,8 @@ t_unload()
 check "unload leaves no pin behind" t_unload
 check "unload again: not loaded" expect 1 "unload: not loaded" nodefdctl unload
 check "policy show when not loaded" expect 1 "not loaded (no $PINS)" nodefdctl policy show
+check "status --quiet after unload: exit 4" status_is 4 --quiet
 
-rmdir "$CG/cli/enf/child" "$CG/cli/enf" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/later" \
+rmdir "$CG/cli/enf/child" "$CG/cli/enf" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/st" "$CG/cli/later" \
 	"$CG/cli" 2>/dev/null
 done_testing
