@@ -16,7 +16,6 @@
 #include <bpf/libbpf.h>
 
 #include "nodefdctl.h"
-#include "onode.h"
 #include "policyfile.h"
 #include "cgroup.h"
 
