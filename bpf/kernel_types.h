@@ -192,6 +192,13 @@ struct file {
 	const struct cred *f_cred;
 };
 
+/* ext4's inode, for whether it has extended attributes at all (an ACL is one). */
+struct ext4_inode_info {
+	u64 i_file_acl;			/* the xattr block, 0 for none */
+	unsigned long i_flags;		/* on 64-bit, EXT4_STATE_* from bit 32 */
+	struct inode vfs_inode;
+};
+
 struct posix_acl_entry {
 	short e_tag;
 	unsigned short e_perm;

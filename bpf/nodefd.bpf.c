@@ -60,11 +60,17 @@ static __always_inline void place_of(struct ctx *c, const struct nodefd_config *
 	struct mount *m = (void *)c->mnt - bpf_core_field_offset(struct mount, mnt);
 	struct opener o;
 
-	/* Pipes, sockets, anonymous inodes, memfd: on no mount anyone sees, no place to judge. */
-	if (BPF_CORE_READ(m, mnt_ns) == MNT_NS_INTERNAL)
-		return;
-	opener_init(&o, c->task);
-	check_place(r, &o, c->task, c->dentry, c->mnt, cfg);
+	/*
+	 * Pipes, sockets, anonymous inodes, memfd: on no mount anyone sees, they have no name to
+	 * be opened by. Nothing beyond the fd's access is to be had by name.
+	 */
+	if (BPF_CORE_READ(m, mnt_ns) == MNT_NS_INTERNAL) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_UNLINKED;
+	} else {
+		opener_init(&o, c->task);
+		check_place(r, &o, c->task, c->dentry, c->mnt, cfg);
+	}
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS))
 		r->ancestors_fail = false;
 	if (!rule_on(c, NODEFD_RULE_REACH))

@@ -227,6 +227,28 @@ __noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64
 }
 
 
+#define EXT4_SUPER_MAGIC 0xEF53
+/* EXT4_STATE_XATTR (2, after JDATA and NEW), kept in i_flags from bit 32 on 64-bit. */
+#define EXT4_STATE_XATTR_BIT (32 + 2)
+
+/*
+ * ext4_get_acl() reads the ACL from the inode's extended attributes: those in the inode
+ * (EXT4_STATE_XATTR, set when the inode is read if it has any) and those in its xattr block
+ * (i_file_acl). With neither, it finds none and the kernel caches "no ACL": known without
+ * reading it. (A first try tested bit 32 + 1, EXT4_STATE_NEW, and let an ACL through.)
+ */
+static __always_inline bool ext4_has_no_xattrs(struct inode *inode)
+{
+	struct ext4_inode_info *ei;
+
+	if (!bpf_core_type_exists(struct ext4_inode_info) ||
+	    BPF_CORE_READ(inode, i_sb, s_magic) != EXT4_SUPER_MAGIC)
+		return false;
+	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
+	return !BPF_CORE_READ(ei, i_file_acl) &&
+	       !(BPF_CORE_READ(ei, i_flags) & (1UL << EXT4_STATE_XATTR_BIT));
+}
+
 /*
  * The ACL that decides search on @inode, as check_acl() finds it: *aclp set (NULL: none), or
  * SEARCH_UNKNOWN when it cannot be known from here: not cached yet by a filesystem that would
@@ -249,8 +271,11 @@ static __always_inline int dir_acl(struct inode *inode, struct posix_acl **aclp)
 		acl = BPF_CORE_READ(inode, i_acl);
 	}
 	if (acl == ACL_NOT_CACHED) {
-		/* With no method to fetch it (tmpfs) the kernel would cache "none". */
-		if (inode_acl_method(inode))
+		/*
+		 * With no method to fetch it (tmpfs) the kernel would cache "none", and so would
+		 * ext4 for an inode with no extended attributes at all.
+		 */
+		if (inode_acl_method(inode) && !ext4_has_no_xattrs(inode))
 			return SEARCH_UNKNOWN;
 		acl = NULL;
 	} else if (acl == ACL_DONT_CACHE) {

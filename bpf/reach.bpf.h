@@ -29,10 +29,11 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
 }
 
 /*
- * A walk stuck at the top of a mount tree that is not the opener's (another mount namespace,
- * a detached mount) goes on where the opener's own namespace shows the same directory: a mount
- * of the same filesystem whose root is that directory, or failing that one of the whole
- * filesystem, found on the superblock's list of its mounts. Over-mounts that hide a directory
+ * A walk that reaches the root of a mount of another mount namespace (a container's, whose
+ * tree above may lead nowhere the opener knows) or of a detached one goes on where the opener's
+ * own namespace shows the same directory: a mount of the same filesystem whose root is that
+ * directory, or failing that one of the whole filesystem, found on the superblock's list of its
+ * mounts. Without one, it climbs the other namespace's tree. Over-mounts that hide a directory
  * from the names are not looked at.
  */
 #define ALIAS_MOUNTS 256
@@ -109,14 +110,17 @@ static long walk_step(__u32 i, void *ctx)
 	if (d == w->mnt_root) {
 		struct mount *m = w->m, *pm = BPF_CORE_READ(m, mnt_parent);
 
-		/* Top of the mount tree. The covered mountpoint itself is never searched. */
-		if (pm == m) {
+		/* A mount of another namespace: go on where the opener's shows the directory. */
+		if ((__u64)BPF_CORE_READ(m, mnt_ns) != w->ns) {
 			__u64 alias = nodefd_mount_alias((__u64)m, w->ns, (__u64)d);
 
 			if (alias) {
 				walk_enter(w, (struct mount *)alias);
 				return 0;
 			}
+		}
+		/* Top of the mount tree. The covered mountpoint itself is never searched. */
+		if (pm == m) {
 			w->done = true;
 			return 1;
 		}
