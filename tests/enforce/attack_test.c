@@ -4,9 +4,13 @@
 /*
  * Every case runs twice in the VM: NODEFD_EXPECT=hole before `nodefdctl load`, where the attack
  * must work (so the case reproduces the hole and can fail), and NODEFD_EXPECT=refused after it,
- * where the open must fail with EACCES and the file must hold what it held. The unprivileged
- * attacker is nobody (65534), in nobody's group only; the owner of the data is uid 1000. The
- * chroot cases run as root, whose DAC override passes the ancestors rule: they test reach.
+ * where the open must fail with EACCES and the file must hold what it held; and once more under
+ * a strict policy (NODEFD_STRICT=1). Beside each attack stand the cases nodefd must let through
+ * because the link gives nothing more than the fd or the name: a reopen within the fd's access
+ * (ENF_EXPECT_ALLOWED), and one beyond it that the opener could make by name
+ * (ENF_EXPECT_BY_NAME: refused only under the strict policy). The unprivileged attacker is
+ * nobody (65534), in nobody's group only; the owner of the data is uid 1000. The chroot cases
+ * run as root, whose DAC override passes the ancestors rule: they test reach.
  */
 
 #include "common.h"
@@ -214,7 +218,7 @@ FIXTURE_TEARDOWN(article)
 }
 
 static void article_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(article) *self,
-			   const FIXTURE_VARIANT(article) *variant, int flags)
+			   const FIXTURE_VARIANT(article) *variant, int flags, bool within)
 {
 	struct scenario *sc = self->sc;
 	const char *file = ENF_AT(&self->tree, "victim/file");
@@ -229,35 +233,43 @@ static void article_attack(struct __test_metadata *const _metadata, FIXTURE_DATA
 		   ENF_AT(&self->tree, "victim"));
 	/* The directory does stop nobody by name: only the link goes around it. */
 	ASSERT_EQ(EACCES, sc->name_err);
-	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+	if (within)
+		ENF_EXPECT_ALLOWED(&sc->at, flags, file, ENF_ORIGINAL);
+	else
+		ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
 }
 
 TEST_F(article, reopen_write)
 {
-	article_attack(_metadata, self, variant, O_WRONLY);
+	article_attack(_metadata, self, variant, O_WRONLY, false);
 }
 
-/* The file is 0666 and the fd readable: only the ancestors rule refuses this one. */
-TEST_F(article, reopen_read)
+/*
+ * The fd is readable: a read-only reopen gives nobody what it holds already, however closed the
+ * directory is (`wc -l /dev/stdin <file` in a directory the user cannot search).
+ */
+TEST_F(article, reopen_read_within_fd)
 {
-	article_attack(_metadata, self, variant, O_RDONLY);
+	article_attack(_metadata, self, variant, O_RDONLY, true);
 }
 
 TEST_F(article, reopen_rdwr)
 {
-	article_attack(_metadata, self, variant, O_RDWR);
+	article_attack(_metadata, self, variant, O_RDWR, false);
 }
 
 /* O_TRUNC destroys data without write access: it counts as writing. */
 TEST_F(article, reopen_read_trunc)
 {
-	article_attack(_metadata, self, variant, O_RDONLY | O_TRUNC);
+	article_attack(_metadata, self, variant, O_RDONLY | O_TRUNC, false);
 }
 
 /*
  * Origins with no access at all: an O_PATH fd, and on the patched kernel an O_NODE one, of a
- * 0666 file in a directory everyone may search. Only the upgrade rule stands in the way, for
- * root too.
+ * 0666 file in a directory everyone may search. The opener could open the file by name for any
+ * of these (systemd's fd_reopen() of its O_PATH fds), so nodefd lets them through; only a strict
+ * policy makes the fd's access (none) the ceiling, for root too. Where the name is closed, a
+ * reopen beyond the fd's access is the article's attack (above).
  */
 FIXTURE(origin)
 {
@@ -327,7 +339,7 @@ static void origin_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(
 	sc->link = LINK_PROC_SELF_FD;
 	sc->reopen_flags = flags;
 	run_attack(_metadata, sc, variant->root ? &ENF_ROOT : &ENF_AS_NOBODY, no_victim, NULL);
-	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+	ENF_EXPECT_BY_NAME(&sc->at, flags, file, ENF_ORIGINAL);
 }
 
 TEST_F(origin, reopen_read)
@@ -349,7 +361,10 @@ TEST_F(origin, reopen_read_trunc)
  * An fd open for appending only (a log handed to a less trusted process, say) reopened for
  * writing without O_APPEND, which writes at offset 0. The holder of the open file itself could
  * clear O_APPEND with fcntl(F_SETFL); another process that can only reach it through
- * /proc/<pid>/fd cannot, which is the case the rule is for.
+ * /proc/<pid>/fd cannot, which is the case the rule is for. Where the log's directory is open
+ * to the opener, it could open the log for writing by name: `(echo hi | tee /dev/stderr) 2>>log`
+ * is allowed (refused only under a strict policy). Where the owner closed the directory after
+ * handing the fd out, the rule refuses.
  */
 FIXTURE(append)
 {
@@ -360,6 +375,7 @@ FIXTURE(append)
 FIXTURE_VARIANT(append)
 {
 	enum link_kind link;
+	bool dir_closed;
 };
 
 FIXTURE_VARIANT_ADD(append, own_fd)
@@ -372,11 +388,23 @@ FIXTURE_VARIANT_ADD(append, other_process_fd)
 	.link = LINK_HOLDER_FD,
 };
 
+FIXTURE_VARIANT_ADD(append, own_fd_dir_closed)
+{
+	.link = LINK_PROC_SELF_FD,
+	.dir_closed = true,
+};
+
+FIXTURE_VARIANT_ADD(append, other_process_fd_dir_closed)
+{
+	.link = LINK_HOLDER_FD,
+	.dir_closed = true,
+};
+
 FIXTURE_SETUP(append)
 {
 	ENF_ASSERT_EXPECTATION();
 	enf_tree_make(_metadata, &self->tree);
-	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, ENF_OWNER, ENF_OWNER);
 	enf_mkfile(_metadata, ENF_AT(&self->tree, "pub/log"), 0666, ENF_OWNER, ENF_ORIGINAL);
 	self->sc = enf_shared(sizeof(*self->sc));
 	ASSERT_NE(NULL, self->sc);
@@ -399,8 +427,18 @@ static void append_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(
 	sc->origin_flags = origin_flags;
 	sc->link = variant->link;
 	sc->reopen_flags = flags;
-	run_attack(_metadata, sc, &ENF_AS_NOBODY, no_victim, NULL);
-	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+	if (variant->dir_closed) {
+		sc->pause = true;
+		strcpy(sc->name_check, file);
+	}
+	run_attack(_metadata, sc, &ENF_AS_NOBODY,
+		   variant->dir_closed ? victim_chmod_0700 : no_victim, ENF_AT(&self->tree, "pub"));
+	if (variant->dir_closed) {
+		ASSERT_EQ(EACCES, sc->name_err);
+		ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+	} else {
+		ENF_EXPECT_BY_NAME(&sc->at, flags, file, ENF_ORIGINAL);
+	}
 }
 
 TEST_F(append, wronly_without_append)
@@ -503,10 +541,14 @@ static void ancestors_attack(struct __test_metadata *const _metadata,
 	revoke_grant = variant->grant;
 	run_attack(_metadata, sc, &id, victim_revokes, ENF_AT(&self->tree, "victim"));
 	ASSERT_EQ(EACCES, sc->name_err);
-	ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
+	if (flags == O_RDONLY)
+		ENF_EXPECT_ALLOWED(&sc->at, flags, file, ENF_ORIGINAL);
+	else
+		ENF_EXPECT_ATTACK(&sc->at, flags, file, ENF_ORIGINAL);
 }
 
-TEST_F(ancestors, reopen_read)
+/* Within the fd's access: allowed, however the directory shuts nobody out. */
+TEST_F(ancestors, reopen_read_within_fd)
 {
 	ancestors_attack(_metadata, self, variant, O_RDONLY);
 }
@@ -549,9 +591,11 @@ static bool exe_is(pid_t pid, const char *path)
 }
 
 /*
- * CVE-2019-5736's shape: open a running program through /proc/<pid>/exe read-only (writing is
- * ETXTBSY while it runs), wait for it to end, then reopen the fd for writing and overwrite the
- * program everyone will run next.
+ * CVE-2019-5736's steps, outside any container: open a running program through /proc/<pid>/exe
+ * read-only (writing is ETXTBSY while it runs), wait for it to end, then reopen the fd for
+ * writing. Here root could open the program for writing by name: allowed, except under a strict
+ * policy. The container's shape, where the program lies outside the opener's root, is
+ * jail.exe_reopen_write below.
  */
 TEST_F(single, exe_reopen_write_trunc)
 {
@@ -583,7 +627,7 @@ TEST_F(single, exe_reopen_write_trunc)
 
 	enf_attempt(&at, enf_fmt("/proc/self/fd/%d", fd), O_WRONLY | O_TRUNC);
 	close(fd);
-	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+	if (enf_expectation() == ENF_EXPECT_REFUSED && enf_strict()) {
 		ASSERT_EQ(EACCES, at.open_err)
 		{
 			TH_LOG("want EACCES, got %s", at.open_err ? strerror(at.open_err) : "success");
@@ -603,7 +647,8 @@ TEST_F(single, exe_reopen_write_trunc)
 
 /*
  * A file mapped read-only, its fd closed: /proc/self/map_files/<range> leads to it again, and
- * root may follow it. Read-only was all the mapping had.
+ * root may follow it. Read-only was all the mapping had, but root may open the file for writing
+ * by name: refused only under a strict policy (jail.map_files_reopen_write has the attack).
  */
 TEST_F(single, map_files_reopen_write)
 {
@@ -622,18 +667,20 @@ TEST_F(single, map_files_reopen_write)
 	enf_attempt(&at, enf_fmt("/proc/self/map_files/%lx-%lx", (unsigned long)p,
 				 (unsigned long)p + page), O_RDWR);
 	munmap(p, page);
-	ENF_EXPECT_ATTACK(&at, O_RDWR, file, ENF_ORIGINAL);
+	ENF_EXPECT_BY_NAME(&at, O_RDWR, file, ENF_ORIGINAL);
 }
 
 /*
  * The same upgrade many times over, each in a fresh process, through links that differ in pid,
  * fd number and spelling: a decision that depends on any of them (a hash, a cache, a name
- * read at the wrong offset) shows as some attempts getting through.
+ * read at the wrong offset) shows as some attempts getting through. Root hands nobody a
+ * read-only fd of a 0666 file in a directory only root may search: nobody cannot name it.
  */
 #define REPEAT_TRIES 1000
 
 struct repeat {
 	char file[PATH_MAX];
+	int fd;			/* root's read-only fd of file, inherited */
 	int try;
 	int opened;
 	int refused;
@@ -648,9 +695,7 @@ static int repeat_one(struct enf_agent *agent, void *arg)
 	char link[64];
 
 	(void)agent;
-	fd = open(rp->file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ENF_SETUP_FAILED;
+	fd = rp->fd;
 	/* fd numbers 10 to 106, clear of the ones open here; three spellings of the link. */
 	nfd = dup3(fd, 10 + try % 97, O_CLOEXEC);
 	if (nfd < 0)
@@ -687,9 +732,11 @@ TEST_F_TIMEOUT(single, upgrade_in_many_fresh_processes, 120)
 	int status;
 
 	ASSERT_NE(NULL, rp);
-	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
-	strcpy(rp->file, ENF_AT(&self->tree, "pub/file"));
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "priv"), 0700, 0, 0);
+	strcpy(rp->file, ENF_AT(&self->tree, "priv/file"));
 	enf_mkfile(_metadata, rp->file, 0666, ENF_OWNER, ENF_ORIGINAL);
+	rp->fd = open(rp->file, O_RDONLY);
+	ASSERT_LE(0, rp->fd);
 	for (int i = 0; i < REPEAT_TRIES; i++) {
 		rp->try = i;
 		status = enf_run_as(&ENF_AS_NOBODY, repeat_one, rp);
@@ -708,6 +755,7 @@ TEST_F_TIMEOUT(single, upgrade_in_many_fresh_processes, 120)
 		EXPECT_EQ(REPEAT_TRIES, rp->opened);
 		ENF_EXPECT_CONTENT(rp->file, ENF_PAYLOAD);
 	}
+	close(rp->fd);
 	munmap(rp, sizeof(*rp));
 }
 
@@ -722,14 +770,18 @@ enum jail_way {
 	JAIL_WALK,		/* open("/proc/self/fd/N/secret") through an outside directory */
 	JAIL_PROC_ROOT,		/* /proc/<outside pid>/root/<path> */
 	JAIL_PROC_CWD,		/* /proc/<outside pid>/cwd/secret */
+	JAIL_EXE,		/* CVE-2019-5736: /proc/<pid>/exe of an outside program, then write */
+	JAIL_MAP_FILES,		/* /proc/self/map_files/<range> of an outside file mapped read-only */
 };
 
 struct jail_scenario {
 	char jail[PATH_MAX];
 	char outside[PATH_MAX];	/* a directory, the cwd of holder */
 	char secret[PATH_MAX];	/* outside/secret */
+	char prog[PATH_MAX];	/* outside/prog, a copy of busybox */
 	pid_t holder;		/* a process outside the jail */
 	enum jail_way way;
+	int origin_flags;	/* JAIL_REOPEN: how the outside file was opened */
 	int flags;
 
 	int step_err;		/* errno of the setup step that failed */
@@ -751,12 +803,39 @@ static int enter_jail(const char *jail)
 static int jailed(struct enf_agent *agent, void *arg)
 {
 	struct jail_scenario *sc = arg;
+	long page = sysconf(_SC_PAGESIZE);
+	pid_t prog_pid = -1;
+	void *map = NULL;
 	int fd = -1, err;
 
 	(void)agent;
 	switch (sc->way) {
 	case JAIL_REOPEN:
-		fd = open(sc->secret, O_RDWR | O_CLOEXEC);
+		fd = open(sc->secret, sc->origin_flags | O_CLOEXEC);
+		break;
+	case JAIL_EXE:
+		/* The host's runtime binary, running while the container looks at it. */
+		prog_pid = fork();
+		if (prog_pid < 0)
+			return ENF_SETUP_FAILED;
+		if (!prog_pid) {
+			execl(sc->prog, "sleep", "1000", (char *)NULL);
+			_exit(127);
+		}
+		if (!ENF_WAIT_FOR(exe_is(prog_pid, sc->prog), ENF_STEP_TIMEOUT)) {
+			kill(prog_pid, SIGKILL);
+			return ENF_SETUP_FAILED;
+		}
+		fd = 0;
+		break;
+	case JAIL_MAP_FILES:
+		fd = open(sc->secret, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		map = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		if (map == MAP_FAILED)
+			return ENF_SETUP_FAILED;
 		break;
 	case JAIL_CHDIR:
 	case JAIL_WALK:
@@ -771,6 +850,8 @@ static int jailed(struct enf_agent *agent, void *arg)
 		return ENF_SETUP_FAILED;
 	}
 	err = enter_jail(sc->jail);
+	if (err && prog_pid > 0)
+		kill(prog_pid, SIGKILL);
 	if (err) {
 		sc->step_err = -err;
 		enf_say("entering %s: %s", sc->jail, strerror(-err));
@@ -810,6 +891,24 @@ static int jailed(struct enf_agent *agent, void *arg)
 		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/%d/cwd/secret", sc->holder);
 		enf_attempt(&sc->at, sc->link_path, sc->flags);
 		break;
+	case JAIL_EXE:
+		/* Read-only is all a running program allows (ETXTBSY); then it ends. */
+		fd = open(enf_fmt("/proc/%d/exe", prog_pid), O_RDONLY | O_CLOEXEC);
+		kill(prog_pid, SIGKILL);
+		waitpid(prog_pid, NULL, 0);
+		if (fd < 0) {
+			sc->step_err = errno;
+			return ENF_SETUP_FAILED;
+		}
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/fd/%d", fd);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		break;
+	case JAIL_MAP_FILES:
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)map, (unsigned long)map + page);
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		munmap(map, page);
+		break;
 	}
 	return 0;
 }
@@ -826,6 +925,7 @@ FIXTURE_SETUP(jail)
 	enf_tree_make(_metadata, &self->tree);
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "outside"), 0755, 0, 0);
 	enf_mkfile(_metadata, ENF_AT(&self->tree, "outside/secret"), 0644, 0, ENF_ORIGINAL);
+	ASSERT_EQ(0, enf_copy_file("/bin/busybox", ENF_AT(&self->tree, "outside/prog"), 0755));
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail"), 0755, 0, 0);
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail/proc"), 0555, 0, 0);
 	self->sc = enf_shared(sizeof(*self->sc));
@@ -833,6 +933,7 @@ FIXTURE_SETUP(jail)
 	strcpy(self->sc->jail, ENF_AT(&self->tree, "jail"));
 	strcpy(self->sc->outside, ENF_AT(&self->tree, "outside"));
 	strcpy(self->sc->secret, ENF_AT(&self->tree, "outside/secret"));
+	strcpy(self->sc->prog, ENF_AT(&self->tree, "outside/prog"));
 	/* The test process is the outsider whose cwd and root the jailed one looks through. */
 	ASSERT_EQ(0, chdir(self->sc->outside));
 	self->sc->holder = getpid();
@@ -847,13 +948,14 @@ FIXTURE_TEARDOWN(jail)
 		munmap(self->sc, sizeof(*self->sc));
 }
 
-static void jail_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(jail) *self,
-			enum jail_way way, int flags)
+static void jail_run(struct __test_metadata *const _metadata, FIXTURE_DATA(jail) *self,
+		     enum jail_way way, int origin_flags, int flags)
 {
 	struct jail_scenario *sc = self->sc;
 	int status;
 
 	sc->way = way;
+	sc->origin_flags = origin_flags;
 	sc->flags = flags;
 	status = enf_run_as(&ENF_ROOT, jailed, sc);
 	ASSERT_EQ(0, status)
@@ -864,18 +966,61 @@ static void jail_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(ja
 	TH_LOG("%s through %s with flags %#o: %s",
 	       enf_expectation() == ENF_EXPECT_HOLE ? "hole" : "refused", sc->link_path, flags,
 	       sc->at.open_err ? strerror(sc->at.open_err) : "opened");
-	ENF_EXPECT_ATTACK(&sc->at, flags, sc->secret, ENF_ORIGINAL);
 }
 
-/* A read-write fd reopened read-only: the upgrade rule has nothing to say, reach does. */
-TEST_F(jail, reopen_read)
+static void jail_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(jail) *self,
+			enum jail_way way, int flags)
 {
-	jail_attack(_metadata, self, JAIL_REOPEN, O_RDONLY);
+	jail_run(_metadata, self, way, O_RDONLY, flags);
+	ENF_EXPECT_ATTACK(&self->sc->at, flags, self->sc->secret, ENF_ORIGINAL);
 }
 
+/*
+ * A read-write fd of a file outside, reopened read-only and read-write: no more than the jailed
+ * process holds (a build chroot's stdout that is a log outside it).
+ */
+TEST_F(jail, reopen_within_fd_read)
+{
+	jail_run(_metadata, self, JAIL_REOPEN, O_RDWR, O_RDONLY);
+	ENF_EXPECT_ALLOWED(&self->sc->at, O_RDONLY, self->sc->secret, ENF_ORIGINAL);
+}
+
+TEST_F(jail, reopen_within_fd_write)
+{
+	jail_run(_metadata, self, JAIL_REOPEN, O_RDWR, O_RDWR);
+	ENF_EXPECT_ALLOWED(&self->sc->at, O_RDWR, self->sc->secret, ENF_ORIGINAL);
+}
+
+/* A read-only fd of a file outside, reopened for writing: outside its root, no name gives it. */
 TEST_F(jail, reopen_write)
 {
 	jail_attack(_metadata, self, JAIL_REOPEN, O_RDWR);
+}
+
+/* CVE-2019-5736: the container overwrites the host's runtime binary through /proc/PID/exe. */
+TEST_F(jail, exe_reopen_write)
+{
+	struct jail_scenario *sc = self->sc;
+
+	jail_run(_metadata, self, JAIL_EXE, O_RDONLY, O_WRONLY | O_TRUNC);
+	ASSERT_TRUE(sc->at.done);
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		ASSERT_EQ(EACCES, sc->at.open_err)
+		{
+			TH_LOG("want EACCES, got %s",
+			       sc->at.open_err ? strerror(sc->at.open_err) : "success");
+		}
+		ASSERT_EQ(1, enf_same_files(sc->prog, "/bin/busybox"));
+	} else {
+		ASSERT_EQ(0, sc->at.open_err);
+		ENF_EXPECT_CONTENT(sc->prog, ENF_PAYLOAD);
+	}
+}
+
+/* A file outside mapped read-only before entering, reopened for writing through map_files. */
+TEST_F(jail, map_files_reopen_write)
+{
+	jail_attack(_metadata, self, JAIL_MAP_FILES, O_RDWR);
 }
 
 TEST_F(jail, chdir_through_fd)

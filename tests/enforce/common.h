@@ -517,12 +517,19 @@ static inline void enf_attempt(struct enf_attempt *at, const char *path, int fla
 	enf_attempt_fd(at, open(path, flags | O_CLOEXEC), flags);
 }
 
+/* NODEFD_STRICT=1: the tests run under a strict policy (the fd's access is a ceiling). */
+static inline bool enf_strict(void)
+{
+	const char *e = getenv("NODEFD_STRICT");
+
+	return e && !strcmp(e, "1");
+}
+
 /*
- * Asserts the outcome of an open that must not be possible with nodefd, of a file at @path that
- * held @original: under "hole" it worked (and did what it asked for), under "refused" it failed
- * with EACCES and the file is unchanged.
+ * Asserts the outcome of an open of a file at @path that held @original: if @refused, it failed
+ * with EACCES and the file is unchanged; else it worked and did what it asked for.
  */
-#define ENF_EXPECT_ATTACK(at, flags, path, original)                                               \
+#define ENF_EXPECT_OUTCOME(at, flags, path, original, refused)                                     \
 	do {                                                                                       \
 		const struct enf_attempt *__at = (at);                                             \
 		const int __acc = (flags) & O_ACCMODE;                                             \
@@ -530,7 +537,7 @@ static inline void enf_attempt(struct enf_attempt *at, const char *path, int fla
 		{                                                                                  \
 			TH_LOG("the helper never got to the open");                                \
 		}                                                                                  \
-		if (enf_expectation() == ENF_EXPECT_REFUSED) {                                     \
+		if (refused) {                                                                     \
 			ASSERT_EQ(EACCES, __at->open_err)                                          \
 			{                                                                          \
 				TH_LOG("open with flags %#o: want EACCES, got %s", (flags),         \
@@ -540,7 +547,7 @@ static inline void enf_attempt(struct enf_attempt *at, const char *path, int fla
 		} else {                                                                           \
 			ASSERT_EQ(0, __at->open_err)                                               \
 			{                                                                          \
-				TH_LOG("open with flags %#o should show the hole, got %s",         \
+				TH_LOG("open with flags %#o should have worked, got %s",           \
 				       (flags), strerror(__at->open_err));                         \
 			}                                                                          \
 			ASSERT_EQ(0, __at->io_err)                                                 \
@@ -557,6 +564,22 @@ static inline void enf_attempt(struct enf_attempt *at, const char *path, int fla
 			}                                                                          \
 		}                                                                                  \
 	} while (0)
+
+/*
+ * An open that must not be possible with nodefd: under "hole" it works, under "refused" it fails
+ * with EACCES and the file is unchanged.
+ */
+#define ENF_EXPECT_ATTACK(at, flags, path, original)                                               \
+	ENF_EXPECT_OUTCOME(at, flags, path, original, enf_expectation() == ENF_EXPECT_REFUSED)
+
+/*
+ * An open beyond the original fd's access that the opener could make by name all the same:
+ * nodefd lets it through (the link gives nothing the name does not), except under a strict
+ * policy, where the fd's access is the ceiling.
+ */
+#define ENF_EXPECT_BY_NAME(at, flags, path, original)                                              \
+	ENF_EXPECT_OUTCOME(at, flags, path, original,                                              \
+			   enf_expectation() == ENF_EXPECT_REFUSED && enf_strict())
 
 /*
  * Asserts that an open that must keep working did, whether nodefd is loaded or not, and that

@@ -13,10 +13,16 @@
  *	user::rwx user:1234:rwx group::--- mask::rwx other::r-x
  * so the owning group (4242) may not search it although its mode bits (the mask) say rwx, and
  * everyone else may. nobody, in group 4242, holds a read-only fd of victim/file (0666) that the
- * owner opened: the owner's own walk never reads the ACL. nobody reopens it read-only, the
- * access its fd has, so that only the ancestors rule stands in the way.
+ * owner opened: the owner's own walk never reads the ACL. nobody reopens it read-write: beyond
+ * its fd, so allowed only if it could open the file by name, which the ACL forbids. And nobody
+ * reopens it read-only, the access its fd has: allowed whatever the ACL, cached or not (`wc -l
+ * /dev/stdin <file` in a directory the user cannot search).
  * "cached": someone else walked victim/ first, so the ACL is in memory; "uncached": the
  * filesystem was just mounted and no one but the owner has walked it.
+ *
+ * plain/ beside it has no ACL (mode 0775, no extended attributes at all): nobody reopening its
+ * read-only fd of plain/file (0666) read-write is what the kernel allows by name, cached or not,
+ * and must be allowed: ext4 keeps no ACL for an inode with no extended attributes.
  */
 
 #include <sys/fsuid.h>
@@ -58,6 +64,7 @@ static int bystander_stat(struct enf_agent *agent, void *arg)
 
 struct reopen {
 	int fd;			/* inherited: the owner's read-only fd of victim/file */
+	int flags;		/* of the reopen */
 	char file[PATH_MAX];
 	int name_err;		/* nobody's own open of the file by name */
 	struct enf_attempt at;
@@ -72,7 +79,7 @@ static int group_member_reopens(struct enf_agent *agent, void *arg)
 
 	(void)agent;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->fd);
-	enf_attempt(&r->at, proc, O_RDONLY);
+	enf_attempt(&r->at, proc, r->flags);
 	f = open(r->file, O_RDONLY | O_CLOEXEC);
 	r->name_err = f < 0 ? errno : 0;
 	if (f >= 0)
@@ -116,6 +123,8 @@ FIXTURE_SETUP(ext4_acl)
 	enf_mkdir(_metadata, victim, 0775, ENF_OWNER, ENF_GROUP);
 	enf_mkfile(_metadata, enf_fmt("%s/victim/file", self->tree), 0666, ENF_OWNER, ENF_ORIGINAL);
 	ASSERT_EQ(0, set_acl_group_shut_out(victim));
+	enf_mkdir(_metadata, enf_fmt("%s/plain", self->tree), 0775, ENF_OWNER, ENF_GROUP);
+	enf_mkfile(_metadata, enf_fmt("%s/plain/file", self->tree), 0666, ENF_OWNER, ENF_ORIGINAL);
 
 	/* Setting the ACL cached it: mount the filesystem afresh to forget every ACL. */
 	ASSERT_EQ(0, umount(EXT4_MOUNT))
@@ -128,11 +137,16 @@ FIXTURE_SETUP(ext4_acl)
 	ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER, .gid = ENF_BYSTANDER }),
 				bystander_stat, (void *)victim));
 	/* "other" may search victim/: reading its ACL to find that out caches it. */
-	if (variant->cached)
+	if (variant->cached) {
 		ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER,
 							      .gid = ENF_BYSTANDER }),
 					bystander_stat,
 					(void *)enf_fmt("%s/victim/file", self->tree)));
+		ASSERT_EQ(0, enf_run_as(&((struct enf_ident){ .uid = ENF_BYSTANDER,
+							      .gid = ENF_BYSTANDER }),
+					bystander_stat,
+					(void *)enf_fmt("%s/plain/file", self->tree)));
+	}
 
 	self->r = enf_shared(sizeof(*self->r));
 	ASSERT_NE(NULL, self->r);
@@ -147,7 +161,9 @@ FIXTURE_TEARDOWN(ext4_acl)
 		munmap(self->r, sizeof(*self->r));
 }
 
-TEST_F(ext4_acl, group_shut_out_reopen_read)
+static void group_member_reopen(struct __test_metadata *const _metadata,
+				FIXTURE_DATA(ext4_acl) *self, const FIXTURE_VARIANT(ext4_acl) *variant,
+				int flags)
 {
 	struct enf_ident member = ENF_AS_NOBODY;
 	struct reopen *r = self->r;
@@ -159,6 +175,7 @@ TEST_F(ext4_acl, group_shut_out_reopen_read)
 	setfsuid(ENF_OWNER);
 	ASSERT_EQ(ENF_OWNER, setfsuid(-1));
 	r->fd = open(r->file, O_RDONLY);
+	r->flags = flags;
 	setfsuid(0);
 	ASSERT_LE(0, r->fd)
 	{
@@ -167,11 +184,34 @@ TEST_F(ext4_acl, group_shut_out_reopen_read)
 	ASSERT_EQ(0, enf_run_as(&member, group_member_reopens, r));
 	close(r->fd);
 
-	/* The kernel shuts the group out by name. */
-	ASSERT_EQ(EACCES, r->name_err);
-	TH_LOG("%s ACL: reopen read-only %s", variant->cached ? "cached" : "uncached",
+	TH_LOG("%s ACL: reopen with flags %#o: %s", variant->cached ? "cached" : "uncached", flags,
 	       r->at.open_err ? strerror(r->at.open_err) : "opened");
-	ENF_EXPECT_ATTACK(&r->at, O_RDONLY, r->file, ENF_ORIGINAL);
+}
+
+/* A member of the owning group, beyond its fd in a directory with no ACL: what the name gives. */
+TEST_F(ext4_acl, no_acl_reopen_write_by_name)
+{
+	struct reopen *r = self->r;
+
+	strcpy(r->file, enf_fmt("%s/plain/file", self->tree));
+	group_member_reopen(_metadata, self, variant, O_RDWR);
+	ASSERT_EQ(0, r->name_err);
+	ENF_EXPECT_ALLOWED(&r->at, O_RDWR, r->file, ENF_ORIGINAL);
+}
+
+TEST_F(ext4_acl, group_shut_out_reopen_write)
+{
+	group_member_reopen(_metadata, self, variant, O_RDWR);
+	/* The kernel shuts the group out by name. */
+	ASSERT_EQ(EACCES, self->r->name_err);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDWR, self->r->file, ENF_ORIGINAL);
+}
+
+TEST_F(ext4_acl, group_shut_out_reopen_read_within_fd)
+{
+	group_member_reopen(_metadata, self, variant, O_RDONLY);
+	ASSERT_EQ(EACCES, self->r->name_err);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, self->r->file, ENF_ORIGINAL);
 }
 
 TEST_HARNESS_MAIN

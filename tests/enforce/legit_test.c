@@ -900,4 +900,194 @@ TEST_F(jail, reopen_inside_jail)
 	ENF_EXPECT_CONTENT(ENF_AT(&self->tree, "jail/dir/file"), ENF_PAYLOAD);
 }
 
+/*
+ * Confined tasks and their own files outside their root or name: a PrivateTmp= service's
+ * unlinked temp file (a bash here-document), a chroot's stdout that is a log outside it, root
+ * in a mount namespace of its own reading a pivoted container's files through /proc/PID/root.
+ * Each reopen asks no more than the fd, or what the name gives.
+ */
+FIXTURE(confined)
+{
+	struct enf_tree tree;
+	struct legit_ctx *ctx;
+};
+
+FIXTURE_SETUP(confined)
+{
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "tmp"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail/proc"), 0555, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "log"), 0644, 0, "");
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h"), 0755, 0, 0);
+	self->ctx = enf_shared(sizeof(*self->ctx));
+	ASSERT_NE(NULL, self->ctx);
+	strcpy(self->ctx->tree, self->tree.path);
+}
+
+FIXTURE_TEARDOWN(confined)
+{
+	enf_tree_remove(&self->tree);
+	if (self->ctx)
+		munmap(self->ctx, sizeof(*self->ctx));
+}
+
+static int private_tmp_unlinked(struct legit_ctx *ctx)
+{
+	int rw, ro;
+
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mount("tmpfs", AT("tmp"), "tmpfs", 0, "mode=1777"), "mount a private tmp");
+	rw = open(AT("tmp/sh-thd"), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(rw >= 0, "create the temp file");
+	CHECK(!enf_write_all(rw, ENF_ORIGINAL, strlen(ENF_ORIGINAL)), "write it");
+	CHECK(!unlink(AT("tmp/sh-thd")), "unlink it");
+	/* bash: the here-document is read back through the fd made stdin. */
+	ro = open(enf_fmt("/proc/self/fd/%d", rw), O_RDONLY | O_CLOEXEC);
+	CHECK(ro >= 0, "reopen the unlinked file read-only");
+	close(ro);
+	return reopen_check(ctx, enf_fmt("/proc/self/fd/%d", rw), O_RDWR, NULL);
+}
+
+TEST_F(confined, private_tmp_unlinked_reopen)
+{
+	run_legit(_metadata, self->ctx, &ENF_ROOT, private_tmp_unlinked);
+}
+
+static int chroot_stdout_outside(struct legit_ctx *ctx)
+{
+	const char *jail = AT("jail");
+	int log = open(AT("log"), O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	CHECK(log >= 0, "open the log");
+	CHECK(dup2(log, 1) == 1, "make it stdout");
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mount("proc", enf_fmt("%s/proc", jail), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		     NULL), "mount proc in the jail");
+	CHECK(!chroot(jail) && !chdir("/"), "chroot");
+	/* `echo done > /dev/stdout` in a build chroot whose output goes to a log outside. */
+	return reopen_check(ctx, "/proc/self/fd/1", O_WRONLY | O_APPEND, NULL);
+}
+
+TEST_F(confined, chroot_stdout_is_a_log_outside)
+{
+	run_legit(_metadata, self->ctx, &ENF_ROOT, chroot_stdout_outside);
+	ENF_EXPECT_CONTENT(ENF_AT(&self->tree, "log"), ENF_PAYLOAD);
+}
+
+/*
+ * A container pivoted into its root filesystem, its old root gone, as runc leaves it; and root
+ * beside it in a mount namespace of its own (a service with PrivateTmp=, a runtime's monitor),
+ * whose root is not where the container's mount tree leads. Both live on h/, a tmpfs standing in
+ * for the host's root filesystem (in the VM the real root is an initramfs, which pivot_root()
+ * refuses to leave).
+ */
+static int pivoted_container(struct enf_agent *agent, void *arg)
+{
+	struct legit_ctx *ctx = arg;
+
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!chroot(AT("h")) && !chdir("/"), "chroot h/");
+	CHECK(!mount("/ct/rootfs", "/ct/rootfs", NULL, MS_BIND, NULL), "bind the rootfs");
+	CHECK(!chdir("/ct/rootfs"), "chdir rootfs");
+	CHECK(!syscall(SYS_pivot_root, ".", "old"), "pivot_root");
+	CHECK(!umount2("/old", MNT_DETACH), "umount the old root");
+	CHECK(!chdir("/"), "chdir /");
+	CHECK(!enf_agent_sync(agent), "sync");
+	return 0;
+}
+
+static pid_t container_pid;
+
+static int read_container_root(struct legit_ctx *ctx)
+{
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mount("proc", AT("h/proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL),
+	      "mount proc");
+	CHECK(!chroot(AT("h")) && !chdir("/"), "chroot h/");
+	return reopen_check(ctx, enf_fmt("/proc/%d/root/etc/os-release", container_pid), O_RDONLY,
+			    ENF_ORIGINAL);
+}
+
+TEST_F(confined, private_mntns_reads_pivoted_container_root)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	const char *h = ENF_AT(&self->tree, "h");
+
+	ASSERT_EQ(0, mount("tmpfs", h, "tmpfs", 0, "mode=0755"));
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h/proc"), 0555, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h/ct"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h/ct/rootfs"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h/ct/rootfs/old"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "h/ct/rootfs/etc"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "h/ct/rootfs/etc/os-release"), 0644, 0,
+		   ENF_ORIGINAL);
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, pivoted_container, self->ctx));
+	ASSERT_TRUE(enf_agent_wait(&agent))
+	{
+		TH_LOG("container: %s", self->ctx->why);
+	}
+	container_pid = agent.pid;
+	run_legit(_metadata, self->ctx, &ENF_ROOT, read_container_root);
+	enf_agent_resume(&agent);
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	umount2(h, MNT_DETACH);
+}
+
+/*
+ * overlayfs, as container storage: a directory with group bits (0775) in the lower layer, whose
+ * ACL overlayfs never caches on its own inode. nobody reopens its read-only fd of a 0666 file
+ * in it for writing, which it could do by name.
+ */
+FIXTURE(overlay)
+{
+	struct enf_tree tree;
+	struct legit_ctx *ctx;
+	bool mounted;
+};
+
+FIXTURE_SETUP(overlay)
+{
+	enf_tree_make(_metadata, &self->tree);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "lower"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "lower/d"), 0775, ENF_OWNER, ENF_OWNER);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "lower/d/f"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "upper"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "work"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "merged"), 0755, 0, 0);
+	if (mount("overlay", ENF_AT(&self->tree, "merged"), "overlay", 0,
+		  enf_fmt("lowerdir=%s,upperdir=%s,workdir=%s", ENF_AT(&self->tree, "lower"),
+			  ENF_AT(&self->tree, "upper"), ENF_AT(&self->tree, "work")))) {
+		enf_tree_remove(&self->tree);
+		SKIP(longjmp(_metadata->env, 1), "no overlayfs: %s", strerror(errno));
+	}
+	self->mounted = true;
+	self->ctx = enf_shared(sizeof(*self->ctx));
+	ASSERT_NE(NULL, self->ctx);
+	strcpy(self->ctx->tree, self->tree.path);
+}
+
+FIXTURE_TEARDOWN(overlay)
+{
+	if (self->mounted)
+		umount2(ENF_AT(&self->tree, "merged"), MNT_DETACH);
+	enf_tree_remove(&self->tree);
+	if (self->ctx)
+		munmap(self->ctx, sizeof(*self->ctx));
+}
+
+static int overlay_upgrade(struct legit_ctx *ctx)
+{
+	return reopen_own(ctx, AT("merged/d/f"), O_RDONLY, "/proc/self/fd/%d", O_RDWR);
+}
+
+TEST_F(overlay, reopen_by_name_in_lower_dir)
+{
+	run_legit(_metadata, self->ctx, &ENF_AS_NOBODY, overlay_upgrade);
+}
+
 TEST_HARNESS_MAIN

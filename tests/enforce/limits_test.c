@@ -35,7 +35,11 @@ struct reopen {
 	struct enf_attempt at;
 };
 
-/* Opens @file read-only, waits if asked, reopens it read-only through /proc/self/fd. */
+/*
+ * Opens @file read-only, waits if asked, reopens it read-write through /proc/self/fd: beyond
+ * the fd's access, so allowed only where the opener could open the file by name, which is what
+ * these cases weigh.
+ */
 static int reopener(struct enf_agent *agent, void *arg)
 {
 	struct reopen *r = arg;
@@ -50,7 +54,7 @@ static int reopener(struct enf_agent *agent, void *arg)
 	if (r->pause && enf_agent_sync(agent))
 		return ENF_SETUP_FAILED;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	enf_attempt(&r->at, proc, O_RDONLY);
+	enf_attempt(&r->at, proc, O_RDWR);
 	f = open(r->file, O_RDONLY | O_CLOEXEC);
 	r->name_err = f < 0 ? errno : 0;
 	if (f >= 0)
@@ -142,7 +146,7 @@ TEST_F(limits, late_group_shut_out)
 	enf_mkfile(_metadata, file, 0666, ENF_OWNER, ENF_ORIGINAL);
 	run_reopen(_metadata, self, &id, file, victim, shut_group_out);
 	ASSERT_EQ(EACCES, self->r->name_err);
-	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDWR, file, ENF_ORIGINAL);
 }
 
 /* The same group granting search (0710): its member reopens its own fd. */
@@ -153,10 +157,10 @@ TEST_F(limits, late_group_grants)
 	struct enf_ident id = many_groups();
 
 	enf_mkdir(_metadata, victim, 0710, ENF_OWNER, LATE_GROUP);
-	enf_mkfile(_metadata, file, 0644, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkfile(_metadata, file, 0666, ENF_OWNER, ENF_ORIGINAL);
 	run_reopen(_metadata, self, &id, file, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
-	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDWR, file, ENF_ORIGINAL);
 }
 
 /* An ACL longer than a few entries, the one for nobody last, granting search. */
@@ -167,14 +171,14 @@ TEST_F(limits, long_acl_grants)
 	int err;
 
 	enf_mkdir(_metadata, victim, 0700, ENF_OWNER, ENF_OWNER);
-	enf_mkfile(_metadata, file, 0644, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkfile(_metadata, file, 0666, ENF_OWNER, ENF_ORIGINAL);
 	err = set_long_acl(victim, 1, 0);
 	if (err == -EOPNOTSUPP)
 		SKIP(return, "no POSIX ACLs on /tmp");
 	ASSERT_EQ(0, err);
 	run_reopen(_metadata, self, &ENF_AS_NOBODY, file, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
-	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDWR, file, ENF_ORIGINAL);
 }
 
 /* The same ACL with nobody's entry empty while "other" may search: the kernel refuses. */
@@ -197,7 +201,7 @@ TEST_F(limits, long_acl_shuts_out)
 	ASSERT_EQ(0, err);
 	run_reopen(_metadata, self, &ENF_AS_NOBODY, file, victim, shut_nobody_out);
 	ASSERT_EQ(EACCES, self->r->name_err);
-	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, file, ENF_ORIGINAL);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDWR, file, ENF_ORIGINAL);
 }
 
 /* A file DEEP directories down, all open to everyone: nothing stands in the way. */
@@ -215,10 +219,10 @@ TEST_F(limits, deep_tree)
 	}
 	len = strlen(path);
 	snprintf(path + len, sizeof(path) - len, "/file");
-	enf_mkfile(_metadata, path, 0644, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkfile(_metadata, path, 0666, ENF_OWNER, ENF_ORIGINAL);
 	run_reopen(_metadata, self, &ENF_AS_NOBODY, path, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
-	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, path, ENF_ORIGINAL);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDWR, path, ENF_ORIGINAL);
 }
 
 TEST_HARNESS_MAIN

@@ -6,9 +6,11 @@
  * only open(2): truncate(2) destroys its data as open(O_TRUNC) does; linkat(2) of a file that
  * has no name yet (O_TMPFILE) gives it one that then opens as its mode allows; and a path that
  * ends in "/" or "/." after the link opens the link's target all the same. Each must meet the
- * rules an open through the link meets. The attacks run under NODEFD_EXPECT=hole (the kernel
- * lets them through) and =refused (EACCES, the file unchanged); the directory stays open to the
- * attacker, so only the upgrade and append rules stand in the way.
+ * rules an open through the link meets: beyond the fd's access only what the name gives.
+ * Each case runs twice: with the directory open to nobody ("by_name": nobody could do the
+ * same by name, so it must work with nodefd too), and with the directory closed by its owner
+ * after nobody opened the file ("closed": the attack, under NODEFD_EXPECT=hole the kernel lets
+ * it through, under =refused EACCES and the file unchanged).
  */
 
 #include "common.h"
@@ -20,6 +22,8 @@
 struct pathop {
 	char file[PATH_MAX];
 	char dir[PATH_MAX];
+	char outer[PATH_MAX];	/* dir's parent, which "closed" closes */
+	bool closed;
 	int err;		/* errno of the operation through the link, 0 if it worked */
 	int link_open_err;	/* linkat cases: opening the new name for writing */
 };
@@ -30,16 +34,59 @@ FIXTURE(pathops)
 	struct pathop *p;
 };
 
+FIXTURE_VARIANT(pathops)
+{
+	bool closed;
+};
+
+FIXTURE_VARIANT_ADD(pathops, by_name)
+{
+	.closed = false,
+};
+
+FIXTURE_VARIANT_ADD(pathops, closed)
+{
+	.closed = true,
+};
+
 FIXTURE_SETUP(pathops)
 {
 	ENF_ASSERT_EXPECTATION();
 	enf_tree_make(_metadata, &self->tree);
-	enf_mkdir(_metadata, ENF_AT(&self->tree, "dir"), 0777, ENF_OWNER, ENF_OWNER);
-	enf_mkfile(_metadata, ENF_AT(&self->tree, "dir/file"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "outer"), 0755, ENF_OWNER, ENF_OWNER);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "outer/dir"), 0777, ENF_OWNER, ENF_OWNER);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "outer/dir/file"), 0666, ENF_OWNER,
+		   ENF_ORIGINAL);
 	self->p = enf_shared(sizeof(*self->p));
 	ASSERT_NE(NULL, self->p);
-	strcpy(self->p->file, ENF_AT(&self->tree, "dir/file"));
-	strcpy(self->p->dir, ENF_AT(&self->tree, "dir"));
+	strcpy(self->p->file, ENF_AT(&self->tree, "outer/dir/file"));
+	strcpy(self->p->dir, ENF_AT(&self->tree, "outer/dir"));
+	strcpy(self->p->outer, ENF_AT(&self->tree, "outer"));
+	self->p->closed = variant->closed;
+}
+
+/* After nobody's first open: in the "closed" variant, the owner closes outer/ and nobody goes on. */
+static int opened(struct enf_agent *agent, struct pathop *p)
+{
+	return p->closed && enf_agent_sync(agent) ? ENF_SETUP_FAILED : 0;
+}
+
+/* Runs @fn as nobody; in the "closed" variant, closes outer/ (0700) when it has opened. */
+static void run_pathop(struct __test_metadata *const _metadata, struct pathop *p, enf_agent_fn fn)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, fn, p));
+	if (p->closed) {
+		ASSERT_TRUE(enf_agent_wait(&agent))
+		{
+			TH_LOG("nobody ended before the owner acted (exit %d)",
+			       enf_agent_join(&agent));
+		}
+		ASSERT_EQ(0, chmod(p->outer, 0700));
+		enf_agent_resume(&agent);
+	}
+	ASSERT_EQ(0, enf_agent_join(&agent));
 }
 
 FIXTURE_TEARDOWN(pathops)
@@ -49,12 +96,12 @@ FIXTURE_TEARDOWN(pathops)
 		munmap(self->p, sizeof(*self->p));
 }
 
-static int truncate_through(struct pathop *p, int flags)
+static int truncate_through(struct enf_agent *agent, struct pathop *p, int flags)
 {
 	char proc[64];
 	int fd = open(p->file, flags | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0 || opened(agent, p))
 		return ENF_SETUP_FAILED;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	p->err = truncate(proc, 0) ? errno : 0;
@@ -64,63 +111,67 @@ static int truncate_through(struct pathop *p, int flags)
 
 static int truncate_rdonly(struct enf_agent *agent, void *arg)
 {
-	(void)agent;
-	return truncate_through(arg, O_RDONLY);
+	return truncate_through(agent, arg, O_RDONLY);
 }
 
 static int truncate_append(struct enf_agent *agent, void *arg)
 {
-	(void)agent;
-	return truncate_through(arg, O_WRONLY | O_APPEND);
+	return truncate_through(agent, arg, O_WRONLY | O_APPEND);
 }
 
-static void expect_refused_or_hole(struct __test_metadata *const _metadata, struct pathop *p,
-				   const char *after_hole)
+/*
+ * What came of an operation through the link that asks more than the fd gives: refused with
+ * nodefd where the directory was closed (or the fd's access is the only limit: @ceiling), else
+ * done.
+ */
+static void expect_outcome(struct __test_metadata *const _metadata, struct pathop *p,
+			   const char *after, bool ceiling)
 {
-	TH_LOG("through the link: %s", p->err ? strerror(p->err) : "done");
-	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+	TH_LOG("%s, through the link: %s", p->closed ? "closed" : "by name",
+	       p->err ? strerror(p->err) : "done");
+	if (enf_expectation() == ENF_EXPECT_REFUSED && (p->closed || ceiling)) {
 		ASSERT_EQ(EACCES, p->err);
 		ENF_EXPECT_CONTENT(p->file, ENF_ORIGINAL);
 	} else {
 		ASSERT_EQ(0, p->err);
-		if (after_hole)
-			ENF_EXPECT_CONTENT(p->file, after_hole);
+		if (after)
+			ENF_EXPECT_CONTENT(p->file, after);
 	}
 }
 
 /* A read-only fd: truncating through its link is writing. */
 TEST_F(pathops, truncate_through_rdonly_fd)
 {
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, truncate_rdonly, self->p));
-	expect_refused_or_hole(_metadata, self->p, "");
+	run_pathop(_metadata, self->p, truncate_rdonly);
+	expect_outcome(_metadata, self->p, "", false);
 }
 
 /* An append-only writer may not destroy what is there. */
 TEST_F(pathops, truncate_through_append_fd)
 {
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, truncate_append, self->p));
-	expect_refused_or_hole(_metadata, self->p, "");
+	run_pathop(_metadata, self->p, truncate_append);
+	expect_outcome(_metadata, self->p, "", false);
 }
 
 /* A writable fd may truncate, through the link as through ftruncate(2). */
 static int truncate_rdwr(struct enf_agent *agent, void *arg)
 {
-	(void)agent;
-	return truncate_through(arg, O_RDWR);
+	return truncate_through(agent, arg, O_RDWR);
 }
 
 TEST_F(pathops, truncate_through_rdwr_fd_allowed)
 {
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, truncate_rdwr, self->p));
+	run_pathop(_metadata, self->p, truncate_rdwr);
 	ASSERT_EQ(0, self->p->err);
 	ENF_EXPECT_CONTENT(self->p->file, "");
 }
 
 /*
  * An O_TMPFILE file reaches nobody read-only (a reopen that downgrades); nobody names it and
- * opens the name for writing. Its creator held it for writing; this holder never did.
+ * opens the name for writing. Its creator held it for writing; this holder never did. A file
+ * with no name has none to be opened by: the fd's access is the limit, directory open or not.
  */
-static int tmpfile_readonly_link(struct pathop *p, bool empty_path)
+static int tmpfile_readonly_link(struct enf_agent *agent, struct pathop *p, bool empty_path)
 {
 	char proc[64], name[PATH_MAX + 8];
 	int rw, ro, fd;
@@ -134,6 +185,8 @@ static int tmpfile_readonly_link(struct pathop *p, bool empty_path)
 	if (ro < 0)
 		return ENF_SETUP_FAILED;
 	close(rw);
+	if (opened(agent, p))
+		return ENF_SETUP_FAILED;
 	snprintf(name, sizeof(name), "%s/named", p->dir);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", ro);
 	if (empty_path)
@@ -152,20 +205,20 @@ static int tmpfile_readonly_link(struct pathop *p, bool empty_path)
 
 static int tmpfile_link_proc(struct enf_agent *agent, void *arg)
 {
-	(void)agent;
-	return tmpfile_readonly_link(arg, false);
+	return tmpfile_readonly_link(agent, arg, false);
 }
 
 static int tmpfile_link_empty(struct enf_agent *agent, void *arg)
 {
-	(void)agent;
-	return tmpfile_readonly_link(arg, true);
+	return tmpfile_readonly_link(agent, arg, true);
 }
 
 TEST_F(pathops, link_readonly_tmpfile_through_proc)
 {
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, tmpfile_link_proc, self->p));
-	expect_refused_or_hole(_metadata, self->p, NULL);
+	if (variant->closed)
+		SKIP(return, "the new name would be in the closed directory: the kernel refuses it");
+	run_pathop(_metadata, self->p, tmpfile_link_proc);
+	expect_outcome(_metadata, self->p, NULL, true);
 	if (!self->p->err)
 		ASSERT_EQ(0, self->p->link_open_err);
 }
@@ -173,12 +226,14 @@ TEST_F(pathops, link_readonly_tmpfile_through_proc)
 /* The same by fd; the kernel allows that to an unprivileged caller since 6.10 only. */
 TEST_F(pathops, link_readonly_tmpfile_empty_path)
 {
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, tmpfile_link_empty, self->p));
+	if (variant->closed)
+		SKIP(return, "the new name would be in the closed directory: the kernel refuses it");
+	run_pathop(_metadata, self->p, tmpfile_link_empty);
 	if (self->p->err == ENOENT) {
 		TH_LOG("the kernel refuses linkat(AT_EMPTY_PATH) without CAP_DAC_READ_SEARCH");
 		return;
 	}
-	expect_refused_or_hole(_metadata, self->p, NULL);
+	expect_outcome(_metadata, self->p, NULL, true);
 }
 
 /* An O_PATH fd of a directory; its listing opened through "/proc/self/fd/N" + TAIL. */
@@ -190,9 +245,8 @@ static int list_dir(struct enf_agent *agent, void *arg)
 	char proc[64];
 	int fd, d;
 
-	(void)agent;
 	fd = open(p->dir, O_PATH | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0 || opened(agent, p))
 		return ENF_SETUP_FAILED;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d%s", fd, dir_tail);
 	d = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -207,8 +261,8 @@ static void list_dir_case(struct __test_metadata *const _metadata, FIXTURE_DATA(
 			  const char *tail)
 {
 	dir_tail = tail;
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_NOBODY, list_dir, self->p));
-	expect_refused_or_hole(_metadata, self->p, NULL);
+	run_pathop(_metadata, self->p, list_dir);
+	expect_outcome(_metadata, self->p, NULL, false);
 }
 
 TEST_F(pathops, opath_dir_read)

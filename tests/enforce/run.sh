@@ -60,6 +60,16 @@ echo "### nodefdctl load"
 if nodefdctl load; then
 	result "nodefdctl load" ok
 	suite "attack (refused)" env NODEFD_EXPECT=refused enforce_attack_test
+	# Strict: the fd's access is a ceiling, even where the name would give more.
+	if nodefdctl policy set /sys/fs/cgroup enforce strict=on; then
+		result "policy set: strict on the root cgroup" ok
+		suite "attack (strict)" env NODEFD_EXPECT=refused NODEFD_STRICT=1 \
+			enforce_attack_test
+		nodefdctl policy unset /sys/fs/cgroup ||
+			result "policy unset of the root cgroup" fail "exit $?"
+	else
+		result "policy set: strict on the root cgroup" fail "exit $?"
+	fi
 	suite "legit (loaded)" enforce_legit_test
 	suite "race (refused)" env NODEFD_EXPECT=refused enforce_race_test
 	suite "relink (refused)" env NODEFD_EXPECT=refused enforce_relink_test

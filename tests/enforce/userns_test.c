@@ -5,8 +5,9 @@
  * The root of a user namespace (ids 100000-165535 here, as a rootless container's) holds
  * CAP_DAC_READ_SEARCH in that namespace: the kernel lets it search a directory whose owner and
  * group the namespace maps, whatever the mode (capable_wrt_inode_uidgid()), and not one whose
- * owner it does not map. The ancestors rule must follow: a reopen below a mapped 0700
- * directory is allowed; below an unmapped one that was closed, refused.
+ * owner it does not map. The ancestors rule must follow for a reopen beyond the fd's access
+ * (read-only fd, read-write reopen): below a mapped 0700 directory it is allowed; below an
+ * unmapped one that was closed, refused.
  */
 
 #include "common.h"
@@ -35,7 +36,7 @@ static int write_file(const char *path, const char *text)
 	return ret;
 }
 
-/* In the namespace: become its root, open, wait for the test, reopen through the link. */
+/* In the namespace: become its root, open read-only, wait for the test, reopen read-write. */
 static int ns_root(struct enf_agent *agent, void *arg)
 {
 	struct nsrun *r = arg;
@@ -55,7 +56,7 @@ static int ns_root(struct enf_agent *agent, void *arg)
 	if (r->closed_dir[0] && enf_agent_sync(agent))	/* the owner closes the directory */
 		return ENF_SETUP_FAILED;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	enf_attempt(&r->at, proc, O_RDONLY);
+	enf_attempt(&r->at, proc, O_RDWR);
 	f = open(r->file, O_RDONLY | O_CLOEXEC);
 	r->name_err = f < 0 ? errno : 0;
 	if (f >= 0)
@@ -116,10 +117,10 @@ TEST_F(userns, ns_root_in_mapped_private_dir)
 
 	enf_mkdir(_metadata, dir, 0700, NS_BASE + 1, NS_BASE + 1);
 	strcpy(self->r->file, ENF_AT(&self->tree, "inner/file"));
-	enf_mkfile(_metadata, self->r->file, 0644, NS_BASE + 1, ENF_ORIGINAL);
+	enf_mkfile(_metadata, self->r->file, 0666, NS_BASE + 1, ENF_ORIGINAL);
 	run_ns(_metadata, self->r);
 	ASSERT_EQ(0, self->r->name_err);
-	ENF_EXPECT_ALLOWED(&self->r->at, O_RDONLY, self->r->file, ENF_ORIGINAL);
+	ENF_EXPECT_ALLOWED(&self->r->at, O_RDWR, self->r->file, ENF_ORIGINAL);
 }
 
 /* A directory of a host user the namespace does not map, closed after the first open. */
@@ -129,11 +130,11 @@ TEST_F(userns, ns_root_in_closed_unmapped_dir)
 
 	enf_mkdir(_metadata, dir, 0755, ENF_OWNER, ENF_OWNER);
 	strcpy(self->r->file, ENF_AT(&self->tree, "outer/file"));
-	enf_mkfile(_metadata, self->r->file, 0644, ENF_OWNER, ENF_ORIGINAL);
+	enf_mkfile(_metadata, self->r->file, 0666, ENF_OWNER, ENF_ORIGINAL);
 	strcpy(self->r->closed_dir, dir);
 	run_ns(_metadata, self->r);
 	ASSERT_EQ(EACCES, self->r->name_err);
-	ENF_EXPECT_ATTACK(&self->r->at, O_RDONLY, self->r->file, ENF_ORIGINAL);
+	ENF_EXPECT_ATTACK(&self->r->at, O_RDWR, self->r->file, ENF_ORIGINAL);
 }
 
 TEST_HARNESS_MAIN
