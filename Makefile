@@ -112,15 +112,17 @@ demo:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/demo
 
-# One boot per kernel; BENCH_KERNELS picks them.
+# One boot per kernel; BENCH_KERNELS picks them. Guest time counts instructions (QEMU -icount)
+# unless BENCH_CLOCK=wall; BENCH_ARGS goes to nodefd_bench (-r ROUNDS, -n ITERATIONS). The
+# outputs and the plot (reopen-depth-CLOCK.png/.svg) are written to $(BUILD)/bench/.
 BENCH_KERNELS	?= onode debian12 debian13
+BENCH_CLOCK	?= icount
+BENCH_ARGS	?=
 bench:
 	$(Q)scripts/deps
 	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)for k in $(BENCH_KERNELS); do \
-		echo "== nodefd_bench on $$k"; \
-		vmtest/run --kernel=$$k -- nodefd_bench || exit 1; \
-	done
+	$(Q)BUILD=$(BUILD) BENCH_CLOCK=$(BENCH_CLOCK) BENCH_ARGS="$(BENCH_ARGS)" \
+		tests/bench/run $(BENCH_KERNELS)
 
 clean:
 	$(Q)rm -rf $(BUILD)
