@@ -60,13 +60,13 @@ denials()
 }
 
 # events_since CURSOR [WANT]: nodefd's events in the journal after CURSOR, one short line each;
-# waits (up to a minute) for WANT of them: the daemon and journald lag behind the kernel.
+# waits (up to 10 s) for WANT of them: the daemon and journald lag behind the kernel.
 events_since()
 {
 	local c=$1 want=${2:-0} i out
 
 	[ "$nodefd" = on ] || return 0
-	for i in $(seq 120); do
+	for i in $(seq 20); do
 		journalctl --sync 2>/dev/null
 		out=$(journalctl -u nodefd.service --no-pager -o cat ${c:+--after-cursor="$c"} 2>/dev/null |
 			grep '^{.*"type":"event"' |
@@ -513,7 +513,7 @@ escape_exe()
 	# The victim runs until the container holds its exe link, then exits.
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$d/victim" 300 &
 	vpid=$!
-	bundle "$work/escape" '["/bin/sh", "-c", "exec 3</proc/'"$vpid"'/exe || exit 3; echo holding; while [ -e /proc/'"$vpid"' ]; do sleep 0.2; done; echo pwned >/proc/self/fd/3 && echo rewrote"]' \
+	bundle "$work/escape" '["/bin/sh", "-c", "command exec 3</proc/'"$vpid"'/exe || exit 3; echo holding; while [ -e /proc/'"$vpid"' ]; do sleep 0.2; done; echo pwned >/proc/self/fd/3 && echo rewrote"]' \
 		'.process.user = {"uid": 65534, "gid": 65534} |
 		 .linux.namespaces |= map(select(.type != "pid")) |
 		 .linux.maskedPaths = [] ' || { kill "$vpid"; return 2; }
