@@ -412,8 +412,8 @@ case_podman_rootless()
 {
 	local out
 
-	loginctl enable-linger user >/dev/null 2>&1
-	for _ in $(seq 100); do [ -d /run/user/$(id -u user) ] && break; sleep 0.2; done
+	# Its runtime directory, as a login session would make it (no session here).
+	install -d -o user -g user -m 0700 "/run/user/$(id -u user)"
 	out=$(cd /home/user && runuser -u user -- env HOME=/home/user \
 		XDG_RUNTIME_DIR=/run/user/$(id -u user) \
 		DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$(id -u user)/bus sh -c '
@@ -429,9 +429,10 @@ case_bwrap()
 	# As the user, its output a file of the user's (the reopen of /dev/stderr is the user's).
 	as_user bash -c '
 		cd && rm -f bwrap.out
-		bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid bash -c "
-			echo hello-bwrap; echo to-stderr >/dev/stderr; cat /dev/stdin <<<stdin-bwrap" \
-			>bwrap.out 2>&1
+		printf "%s\n" "echo hello-bwrap" "echo to-stderr >/dev/stderr" \
+			"cat /dev/stdin <<<stdin-bwrap" >bw.sh
+		bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid \
+			bash "$HOME/bw.sh" >bwrap.out 2>&1
 		rc=$?
 		cat bwrap.out
 		[ "$rc" -eq 0 ] && grep -qx hello-bwrap bwrap.out && grep -qx to-stderr bwrap.out &&
