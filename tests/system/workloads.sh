@@ -514,7 +514,7 @@ escape_exe()
 	# The victim runs until the container holds its exe link, then exits.
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$d/victim" 300 &
 	vpid=$!
-	bundle "$work/escape" '["/bin/sh", "-c", "command exec 3</proc/'"$vpid"'/exe || exit 3; echo holding; while [ -e /proc/'"$vpid"' ]; do sleep 0.2; done; echo pwned >/proc/self/fd/3 && echo rewrote"]' \
+	bundle "$work/escape" '["/bin/sh", "-c", "(exec 3</proc/'"$vpid"'/exe) || exit 3; exec 3</proc/'"$vpid"'/exe; echo holding; while [ -e /proc/'"$vpid"' ]; do sleep 0.2; done; echo pwned >/proc/self/fd/3 && echo rewrote"]' \
 		'.process.user = {"uid": 65534, "gid": 65534} |
 		 .linux.namespaces |= map(select(.type != "pid")) |
 		 .linux.maskedPaths = [] ' || { kill "$vpid"; return 2; }
