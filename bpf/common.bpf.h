@@ -80,6 +80,7 @@ struct task_state {
 	__u32 orig_mode;
 	__u32 orig_flags;
 	__u64 syscall;		/* ARMED_PATH_OP: the system call the walk was made for */
+	__u64 orig_cred;	/* the original file's f_cred (struct cred *), 0 if none */
 	__u8 armed;		/* enum armed */
 	__u8 kind;
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
@@ -127,6 +128,7 @@ struct ctx {
 	__u32 orig_flags;
 	__u32 req_mode;
 	__u32 req_flags;
+	__u64 orig_cred;	/* the original file's f_cred, 0 if none */
 	struct dentry *dentry;
 	struct vfsmount *mnt;
 	struct file *file;	/* the file being opened, for bpf_d_path; NULL at the link */

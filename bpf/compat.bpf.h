@@ -15,6 +15,7 @@
  *                           read as 8 bytes, no flavour needed (little-endian)
  *   file->f_path            struct path                const struct path (6.11): cast
  *   overlayfs lower layer   ovl_inode.lowerpath        ovl_inode.oe->__lowerstack[0] (6.5)
+ *   a mount's id mapping    vfsmount.mnt_userns        vfsmount.mnt_idmap (6.3)
  *
  * overlayfs is often a module: its types are in the module's BTF, which libbpf reads when the
  * module is loaded before nodefd. Without it both overlay flavours are absent, the guards are
@@ -41,6 +42,34 @@ static __always_inline void *inode_acl_method(struct inode *inode)
 	if (bpf_core_field_exists(struct inode_operations___v62, get_inode_acl))
 		return BPF_CORE_READ((struct inode_operations___v62 *)iop, get_inode_acl);
 	return BPF_CORE_READ((struct inode_operations___v61 *)iop, get_acl);
+}
+
+struct vfsmount___v61 {
+	struct user_namespace *mnt_userns;
+} __attribute__((preserve_access_index));
+
+struct vfsmount___v63 {
+	void *mnt_idmap;
+} __attribute__((preserve_access_index));
+
+extern const void init_user_ns __ksym __weak;
+extern const void nop_mnt_idmap __ksym __weak;
+
+/*
+ * Is @vm an idmapped mount? Its owners then reach generic_permission() through the mount's
+ * id mapping (6.1: a user namespace, mnt_userns; 6.3: struct mnt_idmap), which nodefd does
+ * not apply: the caller treats such a mount's directories as unknown (fail closed).
+ */
+static __always_inline bool mount_idmapped(struct vfsmount *vm)
+{
+	if (bpf_core_field_exists(struct vfsmount___v63, mnt_idmap))
+		return &nop_mnt_idmap &&
+		       BPF_CORE_READ((struct vfsmount___v63 *)vm, mnt_idmap) != &nop_mnt_idmap;
+	if (bpf_core_field_exists(struct vfsmount___v61, mnt_userns))
+		return &init_user_ns &&
+		       (void *)BPF_CORE_READ((struct vfsmount___v61 *)vm, mnt_userns) !=
+			       (void *)&init_user_ns;
+	return false;
 }
 
 struct ovl_path___nodefd {

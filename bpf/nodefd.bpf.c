@@ -52,13 +52,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 #define S_IFMT 00170000
 #define S_IFDIR 0040000
+#define S_IFIFO 0010000
 
 /* Ancestors and reach for c->dentry/c->mnt, each rule's failure dropped when it is off. */
 static __always_inline void place_of(struct ctx *c, const struct nodefd_config *cfg,
 				     struct place *r)
 {
 	struct mount *m = (void *)c->mnt - bpf_core_field_offset(struct mount, mnt);
-	struct opener o;
 
 	/*
 	 * Pipes, sockets, anonymous inodes, memfd: on no mount anyone sees, they have no name to
@@ -68,8 +68,7 @@ static __always_inline void place_of(struct ctx *c, const struct nodefd_config *
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_UNLINKED;
 	} else {
-		opener_init(&o, c->task);
-		check_place(r, &o, c->task, c->dentry, c->mnt, cfg);
+		check_place(r, c->task, c->dentry, c->mnt, cfg);
 	}
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS))
 		r->ancestors_fail = false;
@@ -87,7 +86,8 @@ static __always_inline int judge_place(struct ctx *c, const struct nodefd_config
 		return 0;
 	place_of(c, cfg, &r);
 	if (r.ancestors_fail)
-		refuse |= verdict(c, NODEFD_RULE_ANCESTORS, r.ancestors_reason, r.refused);
+		refuse |= verdict(c, NODEFD_RULE_ANCESTORS, r.ancestors_reason,
+				  (struct dentry *)r.refused);
 	if (r.reach_fail)
 		refuse |= verdict(c, NODEFD_RULE_REACH, r.reach_reason, NULL);
 	return refuse ? -EACCES : 0;
@@ -119,6 +119,38 @@ static __always_inline __u32 access_excess(const struct ctx *c)
 	    rule_on(c, NODEFD_RULE_APPEND))
 		excess |= 1U << NODEFD_RULE_APPEND;
 	return excess;
+}
+
+/*
+ * A FIFO handed over as an O_PATH fd: runc's exec.fifo. `runc create` opens
+ * /run/runc/<id>/exec.fifo O_PATH and passes it to `runc init`, which changes its credentials,
+ * pivots into the container's root and then opens /proc/self/fd/N for writing to say it is
+ * ready. By its own name the container cannot reach the FIFO (outside its root), so the
+ * principle alone refuses every `runc run`. The fd is a ticket its opener wrote on purpose:
+ * it was opened under other credentials than the opener's now (inherited or passed, not the
+ * article's own fd of a file that closed on it), credentials that can open any file by name
+ * (CAP_DAC_OVERRIDE in the initial user namespace, as rootful runc's are: every directory and
+ * the FIFO's mode pass), and a FIFO holds no data of its own to read or destroy. A regular file (CVE-2019-5736's binary), a directory
+ * (CVE-2024-21626's leaked fd) or an fd the opener opened itself get nothing from this.
+ */
+static __always_inline bool delegated_fifo(struct ctx *c)
+{
+	const struct cred *cred = (const struct cred *)c->orig_cred;
+	struct dentry *d = c->dentry;
+	__u64 caps = 0, need = 0;
+
+	if (c->kind != NODEFD_KIND_FD || !(c->orig_mode & FMODE_PATH) || !cred ||
+	    (__u64)cred == (__u64)c->task->cred ||
+	    (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) != S_IFIFO ||
+	    BPF_CORE_READ(cred, user_ns, level) != 0)
+		return false;
+	/* Writing needs CAP_DAC_OVERRIDE; reading, either. */
+	if (c->req_mode & FMODE_WRITE)
+		need = 1ULL << CAP_DAC_OVERRIDE;
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+	if (need)
+		return (caps & need) == need;
+	return caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH));
 }
 
 static __always_inline __u8 weaker(__u8 a, __u8 b)
@@ -155,13 +187,17 @@ static __always_inline int judge_reopen(struct ctx *c, const struct nodefd_confi
 		     rule_mode(c, NODEFD_RULE_ANCESTORS) >= rule_mode(c, NODEFD_RULE_REACH))) {
 			mode = rule_mode(c, NODEFD_RULE_ANCESTORS);
 			reason = r.ancestors_reason;
-			ancestor = r.refused;
+			ancestor = (struct dentry *)r.refused;
 		} else if (r.reach_fail) {
 			mode = rule_mode(c, NODEFD_RULE_REACH);
 			reason = r.reach_reason;
 		} else {
 			count(NODEFD_CNT_BY_NAME);
 			return 0;	/* it could open the file by name for this */
+		}
+		if (delegated_fifo(c)) {
+			count(NODEFD_CNT_BY_NAME);
+			return 0;
 		}
 	}
 	if (excess & (1U << NODEFD_RULE_UPGRADE))
@@ -230,6 +266,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->has_origin = 0;
 	st->fd = -1;
 	st->dentry = st->mnt = 0;
+	st->orig_cred = 0;
 	st->orig_mode = st->orig_flags = 0;
 
 	st->holder = (__u64)BPF_CORE_READ(pi, pid);
@@ -410,6 +447,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	}
 	c.orig_mode = st->orig_mode;
 	c.orig_flags = st->orig_flags;
+	c.orig_cred = st->orig_cred;
 	return st->has_origin ? judge_reopen(&c, cfg, false) : judge_place(&c, cfg);
 }
 

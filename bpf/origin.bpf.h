@@ -30,6 +30,7 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
 	st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
 	st->orig_mode = BPF_CORE_READ(f, f_mode);
 	st->orig_flags = BPF_CORE_READ(f, f_flags);
+	st->orig_cred = (__u64)BPF_CORE_READ(f, f_cred);
 	st->has_origin = 1;
 }
 

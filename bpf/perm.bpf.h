@@ -110,6 +110,7 @@ enum search {
 	SEARCH_DENIED,
 	SEARCH_UNKNOWN,		/* the ACL that decides is not known here (fail closed) */
 	SEARCH_FS_DECIDES,	/* the filesystem's own ->permission decides (fail closed) */
+	SEARCH_IDMAPPED,	/* on an idmapped mount, not mapped here (fail closed) */
 };
 
 /*
@@ -117,7 +118,7 @@ enum search {
  * (groups_sort() before set_groups()) and looks a gid up with a binary search, groups_search();
  * so does this, over all of them: NGROUPS_MAX is 65536, 17 halvings.
  */
-__noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
+static __always_inline int in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
 {
 	struct group_info *gi = (void *)groups;
 	unsigned int lo = 0, hi = ngroups > 0 ? ngroups : 0;
@@ -143,6 +144,12 @@ __noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid
 	return 0;
 }
 
+/* The same, verified once, for callers with room for another frame. */
+__noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
+{
+	return in_group(groups, ngroups, fsgid, gid);
+}
+
 /* One ACL walk; bpf_loop keeps the verifier from following every path through it. */
 struct acl_walk {
 	__u64 base;
@@ -151,12 +158,13 @@ struct acl_walk {
 	int ngroups;
 	unsigned int count;
 	__u32 owner_gid;
-	int user_perm;
-	int mask_perm;
-	int other_perm;
-	int group_found;
-	int group_ok;
-	int unknown;
+	/* Bytes: the ACL walk is the deepest call chain, and the stack has 512 bytes. */
+	__s8 user_perm;		/* -1: no entry for the fsuid */
+	__s8 mask_perm;		/* -1: no mask */
+	__s8 other_perm;
+	__u8 group_found;
+	__u8 group_ok;
+	__u8 unknown;
 };
 
 static long acl_step(__u32 i, void *ctx)
@@ -179,7 +187,8 @@ static long acl_step(__u32 i, void *ctx)
 	case ACL_GROUP_OBJ:
 	case ACL_GROUP:
 		gid = e.e_tag == ACL_GROUP_OBJ ? a->owner_gid : e.e_gid.val;
-		if (nodefd_in_group(a->groups, a->ngroups, (__u32)a->ids, gid)) {
+		/* Inline: one frame fewer on the deepest call chain. */
+		if (in_group(a->groups, a->ngroups, (__u32)a->ids, gid)) {
 			a->group_found = 1;
 			if (e.e_perm & 1)
 				a->group_ok = 1;
@@ -228,25 +237,31 @@ __noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64
 
 
 #define EXT4_SUPER_MAGIC 0xEF53
-/* EXT4_STATE_XATTR (2, after JDATA and NEW), kept in i_flags from bit 32 on 64-bit. */
-#define EXT4_STATE_XATTR_BIT (32 + 2)
+
+/*
+ * EXT4_STATE_XATTR, kept in i_flags from bit 32 on 64-bit: 2 on 6.1 (after JDATA and NEW), 1
+ * once EXT4_STATE_JDATA went. Its enum has no name, so CO-RE cannot relocate it: nodefdctl
+ * reads it from the kernel's BTF before loading; -1 (not found) turns the shortcut off.
+ */
+const volatile int ext4_state_xattr = -1;
 
 /*
  * ext4_get_acl() reads the ACL from the inode's extended attributes: those in the inode
  * (EXT4_STATE_XATTR, set when the inode is read if it has any) and those in its xattr block
  * (i_file_acl). With neither, it finds none and the kernel caches "no ACL": known without
- * reading it. (A first try tested bit 32 + 1, EXT4_STATE_NEW, and let an ACL through.)
+ * reading it. (A first try took bit 32 + 1 for every kernel: EXT4_STATE_NEW on 6.1.)
  */
 static __always_inline bool ext4_has_no_xattrs(struct inode *inode)
 {
 	struct ext4_inode_info *ei;
 
-	if (!bpf_core_type_exists(struct ext4_inode_info) ||
+	if (ext4_state_xattr < 0 || ext4_state_xattr > 31 ||
+	    !bpf_core_type_exists(struct ext4_inode_info) ||
 	    BPF_CORE_READ(inode, i_sb, s_magic) != EXT4_SUPER_MAGIC)
 		return false;
 	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
 	return !BPF_CORE_READ(ei, i_file_acl) &&
-	       !(BPF_CORE_READ(ei, i_flags) & (1UL << EXT4_STATE_XATTR_BIT));
+	       !(BPF_CORE_READ(ei, i_flags) & (1UL << (32 + ext4_state_xattr)));
 }
 
 /*

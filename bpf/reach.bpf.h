@@ -13,6 +13,7 @@ struct walk {
 	struct mount *m;
 	struct dentry *mnt_root;	/* m's root dentry */
 	unsigned long sb_flags;		/* m's superblock flags */
+	bool idmapped;			/* m is an idmapped mount */
 	struct dentry *root_d;
 	__u64 ns;			/* the opener's struct mnt_namespace * */
 	struct dentry *refused;		/* directory that refused search, or NULL */
@@ -26,6 +27,7 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
 	w->m = m;
 	w->mnt_root = BPF_CORE_READ(m, mnt.mnt_root);
 	w->sb_flags = BPF_CORE_READ(m, mnt.mnt_sb, s_flags);
+	w->idmapped = mount_idmapped((void *)m + bpf_core_field_offset(struct mount, mnt));
 }
 
 /*
@@ -135,7 +137,8 @@ static long walk_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->d = p;
-	s = may_search(&w->o, BPF_CORE_READ(p, d_inode), w->sb_flags);
+	s = w->idmapped && !w->o.dac_search ? SEARCH_IDMAPPED :
+					      may_search(&w->o, BPF_CORE_READ(p, d_inode), w->sb_flags);
 	if (s == SEARCH_OK)
 		return 0;
 	w->refused = p;
@@ -148,10 +151,11 @@ static long walk_step(__u32 i, void *ctx)
 struct place {
 	__u8 ancestors_reason;	/* enum nodefd_reason, valid if ancestors_fail */
 	__u8 reach_reason;
-	bool ancestors_fail;
-	bool reach_fail;
-	bool confined;
-	struct dentry *refused;
+	__u8 ancestors_fail;
+	__u8 reach_fail;
+	__u8 confined;
+	__u8 pad[3];
+	__u64 refused;		/* struct dentry * of the directory that refused search */
 };
 
 /* d_tmpfile() names the dentry "#<ino>" and never hashes it. */
@@ -189,6 +193,8 @@ static __always_inline int search_reason(int s)
 		return NODEFD_REASON_UNKNOWN_ACL;
 	if (s == SEARCH_FS_DECIDES)
 		return NODEFD_REASON_FS_PERMISSION;
+	if (s == SEARCH_IDMAPPED)
+		return NODEFD_REASON_IDMAPPED;
 	return NODEFD_REASON_RULE;
 }
 
@@ -205,22 +211,22 @@ static __always_inline bool walk_run(struct walk *w)
  * directory from its root down) and reach (the target inside its root, for a confined task:
  * one with a root or mount namespace of its own).
  */
-static __always_inline void check_place(struct place *r, const struct opener *o,
-					struct task_struct *task, struct dentry *d,
-					struct vfsmount *vm, const struct nodefd_config *cfg)
+static __always_inline void check_place(struct place *r, struct task_struct *task,
+					struct dentry *d, struct vfsmount *vm,
+					const struct nodefd_config *cfg)
 {
 	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
 	struct fs_struct *fs = task->fs;
 	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
 	struct inode *root_inode;
 	struct walk w = {
-		.o = *o,
 		.d = d,
 		.root_d = fs->root.dentry,
 		/* Read, not loaded: the global functions take it as a plain number. */
 		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
 	};
 
+	opener_init(&w.o, task);
 	root_inode = w.root_d->d_inode;
 	r->confined = !(ns->ns.inum == cfg->init_mnt_ns && root_inode &&
 			root_inode->i_ino == cfg->init_root_ino &&
@@ -247,7 +253,7 @@ static __always_inline void check_place(struct place *r, const struct opener *o,
 	if (w.refused) {
 		r->ancestors_fail = true;
 		r->ancestors_reason = search_reason(w.search);
-		r->refused = w.refused;
+		r->refused = (__u64)w.refused;
 		if (!r->confined)
 			return;
 		/* The walk stopped early: reach is still owed an answer, every directory open. */

@@ -102,12 +102,14 @@ enum nodefd_kind {
  * @NODEFD_REASON_FS_PERMISSION: a directory's filesystem decides search
  *	permission itself (NFS, FUSE without default_permissions), which
  *	cannot be known from BPF (fail closed).
+ * @NODEFD_REASON_IDMAPPED: a directory on an idmapped mount, whose id
+ *	mapping nodefd does not apply (fail closed).
  * @NODEFD_REASON_NR: number of reasons.
  *
  * For the upgrade and append rules, which refuse only what the opener
  * could not have by name either, the reason says why not by name: rule
  * (@ancestor names the directory that refuses search), unknown_acl,
- * fs_permission, depth, unlinked or outside_root; or strict.
+ * fs_permission, idmapped, depth, unlinked or outside_root; or strict.
  */
 enum nodefd_reason {
 	NODEFD_REASON_RULE = 0,
@@ -120,7 +122,8 @@ enum nodefd_reason {
 	NODEFD_REASON_STRICT = 7,
 	NODEFD_REASON_OUTSIDE_ROOT = 8,
 	NODEFD_REASON_FS_PERMISSION = 9,
-	NODEFD_REASON_NR = 10,
+	NODEFD_REASON_IDMAPPED = 10,
+	NODEFD_REASON_NR = 11,
 };
 
 /**

@@ -10,10 +10,52 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "nodefdctl.h"
 #include "nodefd.skel.h"
+
+/*
+ * The value of the enumerator @name in the running kernel's BTF (vmlinux, then the module
+ * @module's), or -1. For kernel enums without a name, which CO-RE cannot relocate.
+ */
+static long btf_enum_value(const char *name, const char *module)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod = NULL;
+	long value = -1;
+
+	if (!vmlinux)
+		return -1;
+	for (int pass = 0; pass < 2 && value < 0; pass++) {
+		const struct btf *btf = vmlinux;
+		__u32 n;
+
+		if (pass) {
+			mod = btf__load_module_btf(module, vmlinux);
+			if (!mod)
+				break;
+			btf = mod;
+		}
+		n = (__u32)btf__type_cnt(btf);
+		for (__u32 id = 1; id < n && value < 0; id++) {
+			const struct btf_type *t = btf__type_by_id(btf, id);
+			const struct btf_enum *e;
+
+			if (!btf_is_enum(t))
+				continue;
+			e = btf_enum(t);
+			for (__u16 i = 0; i < btf_vlen(t); i++)
+				if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
+					value = e[i].val;
+					break;
+				}
+		}
+	}
+	btf__free(mod);
+	btf__free(vmlinux);
+	return value;
+}
 
 /* Pins every map under its name and every link under its program's name. */
 static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t size)
@@ -138,6 +180,11 @@ int load_run(const char *verb, bool report)
 		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
 		return err;
 	}
+	/*
+	 * EXT4_STATE_XATTR moved from 2 to 1 when EXT4_STATE_JDATA went (between 6.1 and 6.12),
+	 * in an enum with no name: read it from the kernel's BTF. Not found: no ext4 shortcut.
+	 */
+	skel->rodata->ext4_state_xattr = (int)btf_enum_value("EXT4_STATE_XATTR", "ext4");
 	err = nodefd__load(skel);
 	if (err) {
 		p_err("%s: the kernel refused the BPF object: %s (libbpf's messages above say why)",
