@@ -13,6 +13,8 @@
  * run as root, whose DAC override passes the ancestors rule: they test reach.
  */
 
+#include <linux/capability.h>
+
 #include "common.h"
 
 /* The proc magic links an attacker can reopen an fd of its own, or another's, through. */
@@ -668,6 +670,67 @@ TEST_F(single, map_files_reopen_write)
 				 (unsigned long)p + page), O_RDWR);
 	munmap(p, page);
 	ENF_EXPECT_BY_NAME(&at, O_RDWR, file, ENF_ORIGINAL);
+}
+
+/*
+ * A FIFO of the owner's, which nobody held O_PATH while the directory was open: after the
+ * owner closes it, nobody renews its credentials (a capset() to the same set gives a new
+ * struct cred, as if the fd had been handed over) and opens the FIFO for writing through the
+ * link. runc's exec.fifo is let through because its opener could still open it by name;
+ * nobody cannot.
+ */
+struct fifo_run {
+	char fifo[PATH_MAX];
+	int err;
+};
+
+static int fifo_writer(struct enf_agent *agent, void *arg)
+{
+	struct fifo_run *fr = arg;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {};
+	int fd, w;
+
+	fd = open(fr->fifo, O_PATH | O_CLOEXEC);
+	if (fd < 0 || enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	if (syscall(SYS_capget, &h, d) || syscall(SYS_capset, &h, d))
+		return ENF_SETUP_FAILED;
+	w = open(enf_fmt("/proc/self/fd/%d", fd), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	fr->err = w < 0 ? errno : 0;
+	if (w >= 0)
+		close(w);
+	close(fd);
+	return 0;
+}
+
+TEST_F(single, fifo_opath_after_credentials_change)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct fifo_run *fr = enf_shared(sizeof(*fr));
+	int rd;
+
+	ASSERT_NE(NULL, fr);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "victim"), 0755, ENF_OWNER, ENF_OWNER);
+	strcpy(fr->fifo, ENF_AT(&self->tree, "victim/fifo"));
+	ASSERT_EQ(0, mkfifo(fr->fifo, 0666));
+	ASSERT_EQ(0, chmod(fr->fifo, 0666));
+	rd = open(fr->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, rd);
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, fifo_writer, fr));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	ASSERT_EQ(0, victim_chmod_0700(ENF_AT(&self->tree, "victim")));
+	enf_agent_resume(&agent);
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	close(rd);
+	TH_LOG("write open of the FIFO through the link: %s",
+	       fr->err ? strerror(fr->err) : "opened");
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(EACCES, fr->err);
+	} else {
+		EXPECT_EQ(0, fr->err);
+	}
+	munmap(fr, sizeof(*fr));
 }
 
 /*

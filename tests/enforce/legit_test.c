@@ -1039,6 +1039,54 @@ TEST_F(confined, private_mntns_reads_pivoted_container_root)
 }
 
 /*
+ * runc's exec.fifo, as runc 1.1 does it: `runc create` (root) opens the FIFO in its state
+ * directory O_PATH and leaves it to `runc init`, which enters the container (a mount namespace
+ * and a root of its own), becomes the container's user and opens /proc/self/fd/N for writing.
+ * The container cannot name the FIFO; its opener could, and handed it over.
+ */
+static int exec_fifo_fd;
+
+static int runc_init(struct legit_ctx *ctx)
+{
+	const char *jail = AT("jail");
+	int fd;
+
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mount("proc", enf_fmt("%s/proc", jail), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		     NULL), "mount proc in the container");
+	CHECK(!chroot(jail) && !chdir("/"), "chroot");
+	CHECK(!setgroups(0, NULL) && !setresgid(ENF_NOBODY, ENF_NOBODY, ENF_NOBODY) &&
+	      !setresuid(ENF_NOBODY, ENF_NOBODY, ENF_NOBODY), "become the container's user");
+	fd = open(enf_fmt("/proc/self/fd/%d", exec_fifo_fd), O_WRONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open exec fifo /proc/self/fd/%d", exec_fifo_fd);
+	CHECK(write(fd, "0", 1) == 1, "write exec fifo");
+	close(fd);
+	return 0;
+}
+
+TEST_F(confined, runc_exec_fifo)
+{
+	const char *fifo = ENF_AT(&self->tree, "state/exec.fifo");
+	char c = 0;
+	int rd;
+
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "state"), 0711, 0, 0);
+	ASSERT_EQ(0, mkfifo(fifo, 0622));
+	ASSERT_EQ(0, chmod(fifo, 0622));
+	/* `runc start`'s end, open first so that the writer does not wait. */
+	rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ASSERT_LE(0, rd);
+	exec_fifo_fd = open(fifo, O_PATH);	/* inherited by runc init */
+	ASSERT_LE(0, exec_fifo_fd);
+	run_legit(_metadata, self->ctx, &ENF_ROOT, runc_init);
+	close(exec_fifo_fd);
+	EXPECT_EQ(1, read(rd, &c, 1));
+	EXPECT_EQ('0', c);
+	close(rd);
+}
+
+/*
  * overlayfs, as container storage: a directory with group bits (0775) in the lower layer, whose
  * ACL overlayfs never caches on its own inode. nobody reopens its read-only fd of a 0666 file
  * in it for writing, which it could do by name.

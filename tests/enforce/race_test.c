@@ -14,8 +14,10 @@
  *    open: always wrong with nodefd. That file's only fd is read-only, whatever the timing (the
  *    re-read of the fd table when the fd changed between the link and the open), and by name
  *    nobody cannot reach it. While the directory is open, nobody could open it by name.
- *  - read-only, refused: always wrong; so is any refusal while the target was the allowed
- *    (read-write) fd before and after: either way no more than the fd gives was asked.
+ *  - read-only, refused while the target was the same fd before and after: always wrong; so is
+ *    any refusal while the target was the allowed (read-write) fd before and after: either way
+ *    no more than the fd gives was asked. (While the target moves, the open may find the fd
+ *    table changed again when it re-reads it, and refuse: fail closed.)
  * Opens during transitions may go either way. Then, settled (threads stopped, the directory
  * 0700, the target the forbidden fd), the read-write reopen must be refused with nodefd and work
  * without, and the read-only one work with or without.
@@ -154,7 +156,12 @@ static void race_loop(struct race *r)
 		if (fd < 0) {
 			if (err == EACCES) {
 				r->refused++;
-				if (fd_settled_allowed || flags == O_RDONLY)
+				/*
+				 * While the fd moves, a refusal may be the re-read of the fd
+				 * table finding neither file (fail closed): not counted.
+				 */
+				if (fd_settled_allowed ||
+				    (flags == O_RDONLY && fd_settled_forbidden))
 					r->wrong_refusal++;
 			} else {
 				r->other_errors++;
