@@ -269,10 +269,11 @@ case_sudo()
 case_login_pty()
 {
 	# login -f (root only: no password) on the pty script(1) makes; the user's shell reads
-	# its commands from the pty.
+	# its commands from the pty. login may flush what was typed before the shell started
+	# (Debian 13's does), so the commands come once a second until the shell has run one.
 	local out
 
-	out=$(printf 'echo "LOGGED-IN $(id -un) $(tty)"\nexit\n' |
+	out=$(for _ in $(seq 30); do printf 'echo "LOGGED-IN $(id -un) $(tty)"; exit\n'; sleep 1; done |
 		script -qfec 'login -f user' /dev/null 2>&1)
 	echo "$out" | tr -d '\r' | tail -n 5
 	echo "$out" | tr -d '\r' | grep -q 'LOGGED-IN user /dev/pts/'
