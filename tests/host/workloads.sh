@@ -25,6 +25,8 @@ if [ ! -f "$deb" ]; then
 	exit
 fi
 export NODEFD_DEB=$deb
+# A boot runs every case: give it more than vmtest/system's default on a busy machine.
+export NODEFD_VM_TIMEOUT=${NODEFD_VM_TIMEOUT:-3000}
 
 runs=()
 for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
