@@ -427,16 +427,18 @@ case_podman_rootless()
 
 case_bwrap()
 {
-	# As the user, its output a file of the user's (the reopen of /dev/stderr is the user's).
+	# As the user, its output files of the user's (the reopen of /dev/stderr is the user's).
+	# Two files: ">/dev/stderr" truncates what it reopens, so one file for both would lose
+	# the first line, nodefd or not.
 	as_user bash -c '
-		cd && rm -f bwrap.out
+		cd && rm -f bwrap.out bwrap.err
 		printf "%s\n" "echo hello-bwrap" "echo to-stderr >/dev/stderr" \
 			"cat /dev/stdin <<<stdin-bwrap" >bw.sh
 		bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid \
-			bash "$HOME/bw.sh" >bwrap.out 2>&1
+			bash "$HOME/bw.sh" >bwrap.out 2>bwrap.err
 		rc=$?
-		cat bwrap.out
-		[ "$rc" -eq 0 ] && grep -qx hello-bwrap bwrap.out && grep -qx to-stderr bwrap.out &&
+		cat bwrap.out bwrap.err
+		[ "$rc" -eq 0 ] && grep -qx hello-bwrap bwrap.out && grep -qx to-stderr bwrap.err &&
 			grep -qx stdin-bwrap bwrap.out'
 }
 
