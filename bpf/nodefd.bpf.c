@@ -408,7 +408,6 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		return 0;
 
 	c.task = task;
-	c.policy = policy_of(task);
 	c.hook = NODEFD_HOOK_OPEN;
 	c.kind = st->kind;
 	c.holder_tgid = st->holder_tgid;
@@ -440,6 +439,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
 			c.orig_mode = st->orig_mode;
 			c.orig_flags = st->orig_flags;
+			c.policy = policy_of(task);
 			return verdict(&c, NODEFD_RULE_UPGRADE,
 				       f ? NODEFD_REASON_RACE : NODEFD_REASON_NO_ORIGIN, NULL) ?
 				       -EACCES : 0;
@@ -448,6 +448,14 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.orig_mode = st->orig_mode;
 	c.orig_flags = st->orig_flags;
 	c.orig_cred = st->orig_cred;
+	/*
+	 * Within the fd's access even with every rule on and no relaxation (c.policy is still
+	 * NULL: access_excess() then counts every rule): allowed whatever the policy says, so it
+	 * is not looked up, which costs one hash lookup per cgroup level.
+	 */
+	if (st->has_origin && !access_excess(&c))
+		return 0;
+	c.policy = policy_of(task);
 	return st->has_origin ? judge_reopen(&c, cfg, false) : judge_place(&c, cfg);
 }
 
