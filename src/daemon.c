@@ -736,6 +736,15 @@ static int daemon_loop(struct daemon *d, int sfd)
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now >= next_tick) {
 			next_tick = now + (__s64)TICK_MS * 1000000;
+			/*
+			 * The ring buffer wakes its reader only when the reader had caught up as
+			 * a record was committed; under a burst a record can be left with no
+			 * wakeup after it until the next one comes (seen under TCG on 6.1 and
+			 * 6.12). Reading on every tick as well bounds its wait to TICK_MS.
+			 */
+			err = ring_buffer__consume(d->rb);
+			if (err < 0)
+				note_error(d, "%s/events: %s", PIN_DIR, errstr(err));
 			daemon_check_drops(d);
 			if (d->watch.fd < 0)
 				daemon_policy_refresh(d);
