@@ -85,7 +85,9 @@ run_case()
 	# The boot's case looks at nodefd's whole journal: the boot's own events.
 	[ "$name" = boot ] || c=$(cursor)
 	d0=$(denials)
-	[ "$name" = boot ] && d0=0
+	# Since boot: the one refusal nodefdctl's load counts is its canary's, whose event the
+	# loader reads back itself (it never reaches the journal).
+	[ "$name" = boot ] && d0=$([ "$nodefd" = on ] && echo 1 || echo 0)
 	timeout -k 5 "${case_timeout:-120}" bash -c "$(declare -f); case_$name" \
 		>"$work/$name.out" 2>&1 </dev/null
 	rc=$?
@@ -600,19 +602,19 @@ fi
 
 # ---- the unit's life ----------------------------------------------------------------------
 
-# probe: the user's reopen of a read-only fd for write (the upgrade rule). Prints refused or
-# allowed.
+# probe: root hands the user a read-only fd of a 0666 file in a directory only root may search;
+# the user reopens it for writing (upgrade, and no name gives it). Prints refused or allowed.
 probe_setup()
 {
 	mkdir -p /srv/probe
-	chmod 0755 /srv/probe
+	chmod 0700 /srv/probe
 	: >/srv/probe/file
 	chmod 0666 /srv/probe/file
 }
 
 probe()
 {
-	if as_user bash -c 'exec 3</srv/probe/file && echo x >/proc/self/fd/3' 2>/dev/null; then
+	if (exec 3</srv/probe/file && as_user bash -c 'echo x >/proc/self/fd/3') 2>/dev/null; then
 		echo allowed
 	else
 		echo refused
