@@ -68,7 +68,10 @@ events_since()
 	[ "$nodefd" = on ] || return 0
 	for i in $(seq 20); do
 		journalctl --sync 2>/dev/null
-		out=$(journalctl -u nodefd.service --no-pager -o cat ${c:+--after-cursor="$c"} 2>/dev/null |
+		# Not "-u nodefd.service --after-cursor": systemd 252 (Debian 12) returns nothing for
+		# a match after a cursor of another unit's entry. The unit is selected from the JSON.
+		out=$(journalctl --no-pager -o json ${c:+--after-cursor="$c"} 2>/dev/null |
+			jq -r 'select(._SYSTEMD_UNIT == "nodefd.service") | .MESSAGE | strings' |
 			grep '^{.*"type":"event"' |
 			jq -r '"\(.action) \(.rule) \(.kind) reason=\(.reason) comm=\(.comm) uid=\(.uid) orig=\(.orig) req=\(.req) hook=\(.hook) path=\(.path)\(if .ancestor then " ancestor=" + .ancestor else "" end)"' 2>/dev/null)
 		[ "$(grep -c . <<<"$out")" -ge "$want" ] && break
