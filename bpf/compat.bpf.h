@@ -52,13 +52,14 @@ struct vfsmount___v63 {
 	void *mnt_idmap;
 } __attribute__((preserve_access_index));
 
-extern const void init_user_ns __ksym __weak;
 extern const void nop_mnt_idmap __ksym __weak;
 
 /*
- * Is @vm an idmapped mount? Its owners then reach generic_permission() through the mount's
- * id mapping (6.1: a user namespace, mnt_userns; 6.3: struct mnt_idmap), which nodefd does
- * not apply: the caller treats such a mount's directories as unknown (fail closed).
+ * is_idmapped_mnt(): is @vm an idmapped mount? Its owners then reach generic_permission()
+ * through the mount's id mapping, which nodefd does not apply: the caller treats such a
+ * mount's directories as unknown (fail closed). Up to 6.2 the mapping is a user namespace that
+ * differs from the superblock's own (a filesystem mounted inside a user namespace carries that
+ * namespace in both, and is not idmapped); since 6.3 it is any struct mnt_idmap but the nop one.
  */
 static __always_inline bool mount_idmapped(struct vfsmount *vm)
 {
@@ -66,9 +67,8 @@ static __always_inline bool mount_idmapped(struct vfsmount *vm)
 		return &nop_mnt_idmap &&
 		       BPF_CORE_READ((struct vfsmount___v63 *)vm, mnt_idmap) != &nop_mnt_idmap;
 	if (bpf_core_field_exists(struct vfsmount___v61, mnt_userns))
-		return &init_user_ns &&
-		       (void *)BPF_CORE_READ((struct vfsmount___v61 *)vm, mnt_userns) !=
-			       (void *)&init_user_ns;
+		return (void *)BPF_CORE_READ((struct vfsmount___v61 *)vm, mnt_userns) !=
+		       (void *)BPF_CORE_READ(vm, mnt_sb, s_user_ns);
 	return false;
 }
 

@@ -137,4 +137,59 @@ TEST_F(userns, ns_root_in_closed_unmapped_dir)
 	ENF_EXPECT_ATTACK(&self->r->at, O_RDWR, self->r->file, ENF_ORIGINAL);
 }
 
+/*
+ * A filesystem mounted inside the namespace (a rootless container's tmpfs, devpts): the mount
+ * carries the namespace as its superblock does, and is not idmapped. Its root walks a directory
+ * fd of it through /proc/self/fd, as crun does to mount devpts at dev/pts.
+ */
+static int ns_root_own_tmpfs(struct enf_agent *agent, void *arg)
+{
+	struct nsrun *r = arg;
+	char proc[64];
+	int dfd, f;
+
+	if (unshare(CLONE_NEWUSER))
+		return ENF_SETUP_FAILED;
+	if (enf_agent_sync(agent))	/* the test writes the id maps */
+		return ENF_SETUP_FAILED;
+	if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount("tmpfs", r->file, "tmpfs", 0, "mode=0755") ||
+	    mkdir(enf_fmt("%s/dev", r->file), 0700) ||
+	    mkdir(enf_fmt("%s/dev/pts", r->file), 0755))
+		return ENF_SETUP_FAILED;
+	dfd = open(enf_fmt("%s/dev", r->file), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return ENF_SETUP_FAILED;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d/pts", dfd);
+	f = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r->at.done = 1;
+	r->at.open_err = f < 0 ? errno : 0;
+	if (f >= 0)
+		close(f);
+	close(dfd);
+	return 0;
+}
+
+TEST_F(userns, ns_root_walks_a_tmpfs_of_its_own)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	char map[64];
+
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "mnt"), 0755, NS_BASE, NS_BASE);
+	strcpy(self->r->file, ENF_AT(&self->tree, "mnt"));
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, ns_root_own_tmpfs, self->r));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	snprintf(map, sizeof(map), "0 %d %d\n", NS_BASE, NS_COUNT);
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/uid_map", agent.pid), map));
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/gid_map", agent.pid), map));
+	enf_agent_resume(&agent);
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	ASSERT_TRUE(self->r->at.done);
+	EXPECT_EQ(0, self->r->at.open_err)
+	{
+		TH_LOG("walk through the directory fd: %s", strerror(self->r->at.open_err));
+	}
+}
+
 TEST_HARNESS_MAIN
