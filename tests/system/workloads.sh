@@ -273,13 +273,17 @@ case_sudo()
 
 case_login_pty()
 {
-	# login -f (root only: no password) on the pty script(1) makes; the user's shell reads
-	# its commands from the pty. login may flush what was typed before the shell started
-	# (Debian 13's does), so the commands come once a second until the shell has run one.
+	# login -f (root only: no password) on the pty script(1) makes, exec'd as the session
+	# leader the way agetty leaves it: util-linux's login (Debian 13) run as a child of
+	# script's shell stops (state T) on the terminal and never logs in. The user's shell
+	# reads its commands from the pty; login may flush what was typed before the shell
+	# started, so the commands come once a second until the shell exits and the pipe closes.
 	local out
 
-	out=$(for _ in $(seq 30); do printf 'echo "LOGGED-IN $(id -un) $(tty)"; exit\n'; sleep 1; done |
-		script -qfec 'login -f user' /dev/null 2>&1)
+	out=$(for _ in $(seq 30); do
+		printf 'echo "LOGGED-IN $(id -un) $(tty)"; exit\n' 2>/dev/null || break
+		sleep 1
+	done | script -qfec 'exec login -f user' /dev/null 2>&1)
 	echo "$out" | tr -d '\r' | tail -n 5
 	echo "$out" | tr -d '\r' | grep -q 'LOGGED-IN user /dev/pts/'
 }
