@@ -649,7 +649,7 @@ step()
 
 life()
 {
-	local loop lapses n c made seen dropped ver deb2
+	local loop lapses n c made seen dropped ver deb2 p
 
 	probe_setup
 	[ "$(probe)" = refused ] && tap ok "life: the probe is refused at first" ||
@@ -699,8 +699,18 @@ life()
 	[ "$n" -gt 10 ] && [ "$lapses" -eq 0 ] &&
 		tap ok "life: enforcement never lapsed" ||
 		tap fail "life: enforcement never lapsed"
-	dpkg -P nodefd >/dev/null 2>&1
-	echo "# after dpkg -P nodefd: probe $(probe), pins $([ -e /sys/fs/bpf/nodefd ] && echo present || echo gone)"
+	# Purging ends enforcement (debian/nodefd.postrm unpins): the probe works again.
+	dpkg -P nodefd 2>&1 | sed 's/^/#   /'
+	# The links go with their last pin; give the kernel a moment to detach them.
+	for _ in $(seq 10); do
+		p=$(probe)
+		[ "$p" = allowed ] && break
+		sleep 0.5
+	done
+	echo "# after dpkg -P nodefd: probe $p, pins $([ -e /sys/fs/bpf/nodefd ] && echo present || echo gone)"
+	[ "$p" = allowed ] && [ ! -e /sys/fs/bpf/nodefd ] &&
+		tap ok "life: dpkg -P ends enforcement and leaves no pins" ||
+		tap fail "life: dpkg -P ends enforcement and leaves no pins"
 	echo "# the unit's journal:"
 	journalctl -u nodefd.service -o cat --no-pager | grep -v '"type":"event"' | tail -n 40 | sed 's/^/#   /'
 }
