@@ -21,56 +21,83 @@ struct {
  * The path of a dentry from the global root, built in the per-CPU scratch buffer, for the
  * events of the link hook, where bpf_d_path is not allowed: the names from the target up,
  * across mounts, as far as PATH_COMPONENTS go (the top ones are then left out).
+ *
+ * Both loops are bpf_loop callbacks. As plain bounded loops the verifier went through every
+ * iteration once for each number of names found so far (it tracks the count exactly), about
+ * 440 000 instructions per program: four fifths of nodefdctl load's time.
  */
+struct path_walk {
+	__u64 names[PATH_COMPONENTS];	/* const char * of each name, the target's first */
+	struct dentry *d;
+	struct mount *m;
+	int n;				/* names found */
+	__u32 pos;			/* bytes written to the scratch buffer */
+};
+
+/* Up one directory, or across one mount to its mountpoint. */
+static long path_up_step(__u32 i, void *ctx)
+{
+	struct path_walk *w = ctx;
+	struct dentry *d = w->d, *p;
+	struct mount *m = w->m;
+
+	if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
+		struct mount *pm = BPF_CORE_READ(m, mnt_parent);
+
+		if (pm == m)
+			return 1;
+		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->m = pm;
+		return 0;
+	}
+	p = BPF_CORE_READ(d, d_parent);
+	if (!p || p == d || w->n >= PATH_COMPONENTS)
+		return 1;
+	w->names[w->n & (PATH_COMPONENTS - 1)] = (__u64)BPF_CORE_READ(d, d_name.name);
+	w->n++;
+	w->d = p;
+	return 0;
+}
+
+/* "/name" for the names from the top down (step j writes name PATH_COMPONENTS - 1 - j). */
+static long path_down_step(__u32 j, void *ctx)
+{
+	struct path_walk *w = ctx;
+	__u32 i = PATH_COMPONENTS - 1 - j, zero = 0;
+	struct scratch *s;
+	long len;
+
+	if ((int)i >= w->n)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 1;
+	s->buf[w->pos & (NODEFD_PATH_MAX - 1)] = '/';
+	w->pos++;
+	len = bpf_probe_read_kernel_str(&s->buf[w->pos & (NODEFD_PATH_MAX - 1)], NODEFD_PATH_MAX,
+					(void *)w->names[i & (PATH_COMPONENTS - 1)]);
+	if (len > 0)
+		w->pos += len - 1;
+	return w->pos >= NODEFD_PATH_MAX - 1;
+}
+
 __noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
 {
-	__u64 names[PATH_COMPONENTS];
-	struct dentry *d = (void *)dentry;
-	struct mount *m = (void *)(vfsmount - bpf_core_field_offset(struct mount, mnt));
+	struct path_walk w = {
+		.d = (void *)dentry,
+		.m = (void *)(vfsmount - bpf_core_field_offset(struct mount, mnt)),
+	};
 	struct scratch *s;
-	__u32 zero = 0, pos = 0;
-	int n = 0;
+	__u32 zero = 0;
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return -1;
-	for (int i = 0; i < PATH_COMPONENTS; i++) {
-		struct dentry *p;
-
-		if (d == BPF_CORE_READ(m, mnt.mnt_root)) {
-			struct mount *pm = BPF_CORE_READ(m, mnt_parent);
-
-			if (pm == m)
-				break;
-			d = BPF_CORE_READ(m, mnt_mountpoint);
-			m = pm;
-			continue;
-		}
-		p = BPF_CORE_READ(d, d_parent);
-		if (!p || p == d)
-			break;
-		names[n & (PATH_COMPONENTS - 1)] = (__u64)BPF_CORE_READ(d, d_name.name);
-		n++;
-		d = p;
-	}
-	for (int i = PATH_COMPONENTS - 1; i >= 0; i--) {
-		long len;
-
-		if (i >= n)
-			continue;
-		s->buf[pos & (NODEFD_PATH_MAX - 1)] = '/';
-		pos++;
-		len = bpf_probe_read_kernel_str(&s->buf[pos & (NODEFD_PATH_MAX - 1)],
-						NODEFD_PATH_MAX,
-						(void *)names[i & (PATH_COMPONENTS - 1)]);
-		if (len > 0)
-			pos += len - 1;
-		if (pos >= NODEFD_PATH_MAX - 1)
-			break;
-	}
-	if (!n)
-		s->buf[pos++ & (NODEFD_PATH_MAX - 1)] = '/';
-	s->buf[pos & (NODEFD_PATH_MAX - 1)] = '\0';
+	bpf_loop(PATH_COMPONENTS, path_up_step, &w, 0);
+	bpf_loop(PATH_COMPONENTS, path_down_step, &w, 0);
+	if (!w.n)
+		s->buf[w.pos++ & (NODEFD_PATH_MAX - 1)] = '/';
+	s->buf[w.pos & (NODEFD_PATH_MAX - 1)] = '\0';
 	return 0;
 }
 
