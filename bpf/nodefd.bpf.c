@@ -55,8 +55,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define S_IFIFO 0010000
 
 /* Ancestors and reach for c->dentry/c->mnt, each rule's failure dropped when it is off. */
-static __always_inline void place_of(struct ctx *c, const struct nodefd_config *cfg,
-				     struct place *r)
+static __always_inline void place_of(struct ctx *c, struct place *r)
 {
 	struct mount *m = (void *)c->mnt - bpf_core_field_offset(struct mount, mnt);
 
@@ -68,7 +67,7 @@ static __always_inline void place_of(struct ctx *c, const struct nodefd_config *
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_UNLINKED;
 	} else {
-		check_place(r, c->task, c->dentry, c->mnt, cfg);
+		nodefd_check_place(r, (__u64)c->dentry, (__u64)c->mnt);
 	}
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS))
 		r->ancestors_fail = false;
@@ -77,14 +76,14 @@ static __always_inline void place_of(struct ctx *c, const struct nodefd_config *
 }
 
 /* By name alone (a walk, or a link with no open file behind it): 0 or -EACCES. */
-static __always_inline int judge_place(struct ctx *c, const struct nodefd_config *cfg)
+static __always_inline int judge_place(struct ctx *c)
 {
 	struct place r = {};
 	bool refuse = false;
 
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS) && !rule_on(c, NODEFD_RULE_REACH))
 		return 0;
-	place_of(c, cfg, &r);
+	place_of(c, &r);
 	if (r.ancestors_fail)
 		refuse |= verdict(c, NODEFD_RULE_ANCESTORS, r.ancestors_reason,
 				  (struct dentry *)r.refused);
@@ -166,8 +165,7 @@ static __always_inline __u8 weaker(__u8 a, __u8 b)
  * the rule the access broke, in the weaker of its mode and the mode of the rule by name that
  * failed, with the reason by name. 0 or -EACCES.
  */
-static __always_inline int judge_reopen(struct ctx *c, const struct nodefd_config *cfg,
-					bool ceiling)
+static __always_inline int judge_reopen(struct ctx *c, bool ceiling)
 {
 	__u32 excess = access_excess(c);
 	struct dentry *ancestor = NULL;
@@ -181,7 +179,7 @@ static __always_inline int judge_reopen(struct ctx *c, const struct nodefd_confi
 		mode = NODEFD_MODE_ENFORCE;
 		reason = NODEFD_REASON_STRICT;
 	} else {
-		place_of(c, cfg, &r);
+		place_of(c, &r);
 		if (r.ancestors_fail &&
 		    (!r.reach_fail ||
 		     rule_mode(c, NODEFD_RULE_ANCESTORS) >= rule_mode(c, NODEFD_RULE_REACH))) {
@@ -355,7 +353,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		if (st->has_origin && !is_dir(st->dentry))
 			return 0;
 	}
-	return judge_place(&c, cfg);
+	return judge_place(&c);
 }
 
 SEC("lsm/file_open")
@@ -456,7 +454,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (st->has_origin && !access_excess(&c))
 		return 0;
 	c.policy = policy_of(task);
-	return st->has_origin ? judge_reopen(&c, cfg, false) : judge_place(&c, cfg);
+	return st->has_origin ? judge_reopen(&c, false) : judge_place(&c);
 }
 
 /*
@@ -477,7 +475,7 @@ static __always_inline struct task_state *path_op_origin(struct task_struct *tas
 
 /* Fills @c for a path operation of @hook on @dentry/@mnt; false when nodefd is off. */
 static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task, __u8 hook,
-					__u64 dentry, __u64 mnt, const struct nodefd_config **cfgp)
+					__u64 dentry, __u64 mnt)
 {
 	__u32 zero = 0;
 	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
@@ -490,7 +488,6 @@ static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task,
 	c->hook = hook;
 	c->dentry = (struct dentry *)dentry;
 	c->mnt = (struct vfsmount *)mnt;
-	*cfgp = cfg;
 	return true;
 }
 
@@ -511,7 +508,6 @@ static __always_inline void ctx_origin(struct ctx *c, const struct task_state *s
 SEC("lsm/path_truncate")
 int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 {
-	const struct nodefd_config *cfg;
 	struct task_struct *task;
 	struct task_state *st;
 	struct ctx c = {};
@@ -524,12 +520,12 @@ int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 	st = path_op_origin(task, d);
 	if (!st || !st->has_origin)
 		return 0;
-	if (!path_op_ctx(&c, task, NODEFD_HOOK_TRUNCATE, d, (__u64)BPF_CORE_READ(path, mnt), &cfg))
+	if (!path_op_ctx(&c, task, NODEFD_HOOK_TRUNCATE, d, (__u64)BPF_CORE_READ(path, mnt)))
 		return 0;
 	ctx_origin(&c, st);
 	c.req_mode = FMODE_WRITE;
 	c.req_flags = O_TRUNC;
-	return judge_reopen(&c, cfg, false);
+	return judge_reopen(&c, false);
 }
 
 
@@ -537,7 +533,6 @@ SEC("lsm/path_link")
 int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new_dir,
 	     struct dentry *new_dentry, int ret)
 {
-	const struct nodefd_config *cfg;
 	struct task_struct *task;
 	struct task_state *st = NULL;
 	struct file *f = NULL;
@@ -559,7 +554,7 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 			return 0;	/* a link by name: never judged */
 	}
 	/* A link never crosses mounts: the source is on the new directory's mount. */
-	if (!path_op_ctx(&c, task, NODEFD_HOOK_LINK, d, (__u64)BPF_CORE_READ(new_dir, mnt), &cfg))
+	if (!path_op_ctx(&c, task, NODEFD_HOOK_LINK, d, (__u64)BPF_CORE_READ(new_dir, mnt)))
 		return 0;
 	tmpfile = !BPF_CORE_READ(old_dentry, d_inode, i_nlink) && nodefd_is_tmpfile(d);
 	if (f) {
@@ -572,9 +567,9 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	}
 	if (tmpfile && (f || (st && st->has_origin))) {
 		c.req_mode = FMODE_WRITE;
-		err = judge_reopen(&c, cfg, true);
+		err = judge_reopen(&c, true);
 	}
-	if (judge_place(&c, cfg))
+	if (judge_place(&c))
 		err = -EACCES;
 	return err;
 }

@@ -150,15 +150,18 @@ __noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid
 	return in_group(groups, ngroups, fsgid, gid);
 }
 
-/* One ACL walk; bpf_loop keeps the verifier from following every path through it. */
+/*
+ * One ACL walk; bpf_loop keeps the verifier from following every path through it. The opener
+ * is the current task: each step reads its credentials rather than carrying them here.
+ */
 struct acl_walk {
 	__u64 base;
-	__u64 groups;
-	__u64 ids;
-	int ngroups;
 	unsigned int count;
 	__u32 owner_gid;
-	/* Bytes: the ACL walk is the deepest call chain, and the stack has 512 bytes. */
+	/*
+	 * Small: the ACL walk is the end of the deepest call chain (a program, the place check,
+	 * the walk step, this, the step below), and the chain has 512 bytes of stack in all.
+	 */
 	__s8 user_perm;		/* -1: no entry for the fsuid */
 	__s8 mask_perm;		/* -1: no mask */
 	__s8 other_perm;
@@ -169,6 +172,7 @@ struct acl_walk {
 
 static long acl_step(__u32 i, void *ctx)
 {
+	const struct cred *cred = bpf_get_current_task_btf()->cred;
 	struct acl_walk *a = ctx;
 	struct posix_acl_entry e;
 	__u32 gid;
@@ -181,14 +185,15 @@ static long acl_step(__u32 i, void *ctx)
 	}
 	switch (e.e_tag) {
 	case ACL_USER:
-		if (e.e_uid.val == a->ids >> 32 && a->user_perm < 0)
+		if (e.e_uid.val == cred->fsuid.val && a->user_perm < 0)
 			a->user_perm = e.e_perm;
 		break;
 	case ACL_GROUP_OBJ:
 	case ACL_GROUP:
 		gid = e.e_tag == ACL_GROUP_OBJ ? a->owner_gid : e.e_gid.val;
 		/* Inline: one frame fewer on the deepest call chain. */
-		if (in_group(a->groups, a->ngroups, (__u32)a->ids, gid)) {
+		if (in_group((__u64)BPF_CORE_READ(cred, group_info), cred->group_info->ngroups,
+			     cred->fsgid.val, gid)) {
 			a->group_found = 1;
 			if (e.e_perm & 1)
 				a->group_ok = 1;
@@ -205,15 +210,11 @@ static long acl_step(__u32 i, void *ctx)
 }
 
 /* posix_acl_permission() for MAY_EXEC, the owner case already handled. */
-__noinline int nodefd_acl_search(__u64 acl_ptr, __u64 groups, int ngroups, __u64 ids,
-				 __u32 owner_gid)
+__noinline int nodefd_acl_search(__u64 acl_ptr, __u32 owner_gid)
 {
 	struct posix_acl *acl = (void *)acl_ptr;
 	struct acl_walk a = {
 		.base = acl_ptr + bpf_core_field_offset(struct posix_acl, a_entries),
-		.groups = groups,
-		.ids = ids,
-		.ngroups = ngroups,
 		.count = BPF_CORE_READ(acl, a_count),
 		.owner_gid = owner_gid,
 		.user_perm = -1,
@@ -350,7 +351,7 @@ static __always_inline int may_search(const struct opener *o, struct inode *inod
 		if (s != SEARCH_OK)
 			return s;
 		if (acl)
-			return nodefd_acl_search((__u64)acl, o->groups, o->ngroups, o->ids, gid);
+			return nodefd_acl_search((__u64)acl, gid);
 	}
 	/* Group and other agree on search: no need to look at the groups (as the kernel does). */
 	if (((mode ^ (mode >> 3)) & S_IXOTH) &&

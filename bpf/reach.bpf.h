@@ -13,11 +13,12 @@ struct walk {
 	struct mount *m;
 	struct dentry *mnt_root;	/* m's root dentry */
 	unsigned long sb_flags;		/* m's superblock flags */
-	bool idmapped;			/* m is an idmapped mount */
 	struct dentry *root_d;
 	__u64 ns;			/* the opener's struct mnt_namespace * */
 	struct dentry *refused;		/* directory that refused search, or NULL */
 	int search;			/* enum search of the refusing directory */
+	/* Together after the int: the walk lives in the deepest call chain's second frame. */
+	bool idmapped;			/* m is an idmapped mount */
 	bool reached_root;
 	bool done;
 };
@@ -207,18 +208,22 @@ static __always_inline bool walk_run(struct walk *w)
 }
 
 /*
- * Could the opener reach @d on @vm by name now: ancestors (search permission on every
- * directory from its root down) and reach (the target inside its root, for a confined task:
- * one with a root or mount namespace of its own).
+ * Could the current task reach @dentry on @vfsmount by name now: ancestors (search permission
+ * on every directory from its root down) and reach (the target inside its root, for a confined
+ * task: one with a root or mount namespace of its own). The answer goes to @r, which the
+ * caller zeroed. A global function: the verifier goes through the walk once per program, not
+ * once for every place a program asks.
  */
-static __always_inline void check_place(struct place *r, struct task_struct *task,
-					struct dentry *d, struct vfsmount *vm,
-					const struct nodefd_config *cfg)
+__noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount)
 {
-	struct mount *m = (void *)vm - bpf_core_field_offset(struct mount, mnt);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
+	struct dentry *d = (void *)dentry;
 	struct fs_struct *fs = task->fs;
 	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
+	const struct nodefd_config *cfg;
 	struct inode *root_inode;
+	__u32 zero = 0;
 	struct walk w = {
 		.d = d,
 		.root_d = fs->root.dentry,
@@ -226,6 +231,15 @@ static __always_inline void check_place(struct place *r, struct task_struct *tas
 		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
 	};
 
+	if (!r)
+		return 0;
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg) {
+		/* Cannot happen (an array's element); if it did, nothing is known: refuse. */
+		r->ancestors_fail = r->reach_fail = true;
+		r->ancestors_reason = r->reach_reason = NODEFD_REASON_NOMEM;
+		return 0;
+	}
 	opener_init(&w.o, task);
 	root_inode = w.root_d->d_inode;
 	r->confined = !(ns->ns.inum == cfg->init_mnt_ns && root_inode &&
@@ -241,21 +255,21 @@ static __always_inline void check_place(struct place *r, struct task_struct *tas
 	    !nodefd_is_tmpfile((__u64)d)) {
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_UNLINKED;
-		return;
+		return 0;
 	}
 	walk_enter(&w, m);
 	if (!walk_run(&w)) {
 		count(NODEFD_CNT_DEPTH_LIMIT);
 		r->ancestors_fail = r->reach_fail = true;
 		r->ancestors_reason = r->reach_reason = NODEFD_REASON_DEPTH;
-		return;
+		return 0;
 	}
 	if (w.refused) {
 		r->ancestors_fail = true;
 		r->ancestors_reason = search_reason(w.search);
 		r->refused = (__u64)w.refused;
 		if (!r->confined)
-			return;
+			return 0;
 		/* The walk stopped early: reach is still owed an answer, every directory open. */
 		w.refused = NULL;
 		w.done = false;
@@ -264,13 +278,14 @@ static __always_inline void check_place(struct place *r, struct task_struct *tas
 			count(NODEFD_CNT_DEPTH_LIMIT);
 			r->reach_fail = true;
 			r->reach_reason = NODEFD_REASON_DEPTH;
-			return;
+			return 0;
 		}
 	}
 	if (r->confined && !w.reached_root) {
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_OUTSIDE_ROOT;
 	}
+	return 0;
 }
 
 #endif /* __NODEFD_REACH_BPF_H */
