@@ -11,20 +11,50 @@ extern const void proc_exe_link __ksym;
 extern const void proc_cwd_link __ksym;
 extern const void proc_root_link __ksym;
 
+/* What a proc inode says of its link: whose it is, which fd, which proc_get_link. */
+struct proc_head {
+	__u64 pid;		/* struct pid * */
+	__u64 get_link;		/* op.proc_get_link */
+	__u32 fd;
+};
+
+/*
+ * The three in one read when they head struct proc_inode as on 6.1 and 6.12 (pid, fd, op); a
+ * read each otherwise. The offsets are the running kernel's (CO-RE relocations): the verifier
+ * sees constants and drops the branch not taken. A failed read leaves zeros, as
+ * BPF_CORE_READ() does: no kind, so not judged, as before.
+ */
+static __always_inline void proc_head_read(struct proc_inode *pi, struct proc_head *h)
+{
+	__u64 w[3] = {};
+
+	if (bpf_core_field_offset(struct proc_inode, pid) == 0 &&
+	    bpf_core_field_offset(struct proc_inode, fd) == 8 &&
+	    bpf_core_field_offset(struct proc_inode, op) == 16) {
+		bpf_probe_read_kernel(w, sizeof(w), pi);
+		h->pid = w[0];
+		h->fd = (__u32)w[1];	/* little-endian: the low half */
+		h->get_link = w[2];
+		return;
+	}
+	h->pid = (__u64)BPF_CORE_READ(pi, pid);
+	h->fd = BPF_CORE_READ(pi, fd);
+	h->get_link = (__u64)BPF_CORE_READ(pi, op.proc_get_link);
+}
+
 /*
  * A proc magic link is a symlink on procfs whose ->get_link is proc_pid_get_link (fd/N, exe,
  * cwd, root; fd/N also under task/<tid>/) or proc_map_files_get_link; which of the first it is
- * comes from the proc inode's proc_get_link.
+ * comes from the proc inode's proc_get_link (@h, read when @get_link is one of the two).
  */
-static __always_inline __u8 link_kind(struct inode *inode, struct proc_inode *pi)
+static __always_inline __u8 link_kind(const void *get_link, const struct proc_head *h)
 {
-	const void *get_link = inode->i_op->get_link, *proc_get_link;
+	const void *proc_get_link = (const void *)h->get_link;
 
 	if (get_link == &proc_map_files_get_link)
 		return NODEFD_KIND_MAP_FILES;
 	if (get_link != &proc_pid_get_link)
 		return NODEFD_KIND_NONE;
-	proc_get_link = BPF_CORE_READ(pi, op.proc_get_link);
 	if (proc_get_link == &proc_fd_link)
 		return NODEFD_KIND_FD;
 	if (proc_get_link == &proc_exe_link)
@@ -34,6 +64,15 @@ static __always_inline __u8 link_kind(struct inode *inode, struct proc_inode *pi
 	if (proc_get_link == &proc_root_link)
 		return NODEFD_KIND_ROOT;
 	return NODEFD_KIND_NONE;
+}
+
+/*
+ * The walk's last component as hashlen (len << 32 | hash), from its two halves: plain loads of
+ * the nameidata, where 6.1's verifier refuses the u64 of the union they share with it.
+ */
+static __always_inline __u64 last_hash_len(struct nameidata *nd)
+{
+	return (__u64)nd->last.len << 32 | nd->last.hash;
 }
 
 /* The system call being made: its number, and a user pointer that tells two calls apart. */

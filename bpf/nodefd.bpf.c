@@ -219,7 +219,9 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	     int ret)
 {
 	struct task_struct *task, *holder;
+	struct proc_head h = {};
 	struct nodefd_config *cfg;
+	const void *get_link;
 	struct task_state *st;
 	struct proc_inode *pi;
 	struct nameidata *nd;
@@ -236,7 +238,12 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 
 	task = bpf_get_current_task_btf();
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
-	kind = link_kind(inode, pi);
+	get_link = inode->i_op->get_link;
+	kind = NODEFD_KIND_NONE;
+	if (get_link == &proc_pid_get_link || get_link == &proc_map_files_get_link) {
+		proc_head_read(pi, &h);
+		kind = link_kind(get_link, &h);
+	}
 	cfg = bpf_map_lookup_elem(&settings, &zero);
 	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
 	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
@@ -267,15 +274,22 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->orig_cred = 0;
 	st->orig_mode = st->orig_flags = 0;
 
-	st->holder = (__u64)BPF_CORE_READ(pi, pid);
+	st->holder = h.pid;
 	holder = pid_task_of((struct pid *)st->holder);
-	st->holder_tgid = holder ? BPF_CORE_READ(holder, tgid) : 0;
+	/* /proc/self: the holder is the task itself, whose fields are plain loads. */
+	if ((__u64)holder == (__u64)task)
+		st->holder_tgid = task->tgid;
+	else
+		st->holder_tgid = holder ? BPF_CORE_READ(holder, tgid) : 0;
 	if (holder) {
 		if (kind == NODEFD_KIND_FD) {
 			struct file *f;
 
-			st->fd = BPF_CORE_READ(pi, fd);
-			f = fd_file(holder, st->fd);
+			st->fd = h.fd;
+			if ((__u64)holder == (__u64)task)
+				f = fd_file_own(task, st->fd);
+			else
+				f = fd_file(holder, st->fd);
 			if (f)
 				origin_from_file(st, f);
 		} else if (kind == NODEFD_KIND_EXE) {
@@ -312,7 +326,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		return 0;	/* not a path walk (cannot happen: the hook is called from one) */
 	st->nd = (__u64)nd;
 	st->last_name = (__u64)nd->last.name;
-	st->last_hash_len = BPF_CORE_READ(nd, last.hash_len);
+	st->last_hash_len = last_hash_len(nd);
 	/* hash_len is len << 32 | hash (hashlen_len()): what follows the link's name. */
 	tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
 	/* Matched by its target at the open, so only with a target known: else judged here. */
@@ -393,7 +407,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		    (st->armed == ARMED_PATH_OP && st->syscall != current_syscall(task)))
 			return 0;
 	} else if (st->armed != ARMED_OPEN || (__u64)nd->last.name != st->last_name ||
-		   BPF_CORE_READ(nd, last.hash_len) != st->last_hash_len) {
+		   last_hash_len(nd) != st->last_hash_len) {
 		return 0;
 	}
 	st->armed = ARMED_NONE;
@@ -411,9 +425,20 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.holder_tgid = st->holder_tgid;
 	c.fd = st->fd;
 	c.file = file;
-	/* Read, not loaded: the global functions take them as plain numbers. */
-	c.dentry = BPF_CORE_READ(file, f_path.dentry);
-	c.mnt = BPF_CORE_READ(file, f_path.mnt);
+	/*
+	 * The global functions take the target as plain numbers. When it is the file the link
+	 * led to (compared as loaded: the file is the hook's own argument), the state's copies
+	 * are those numbers; else read them.
+	 */
+	if (st->has_origin && (__u64)file->f_path.dentry == st->dentry &&
+	    (__u64)file->f_path.mnt == st->mnt) {
+		/* Loaded again: 6.12's verifier makes a number compared equal to a pointer one. */
+		c.dentry = (struct dentry *)*(volatile __u64 *)&st->dentry;
+		c.mnt = (struct vfsmount *)*(volatile __u64 *)&st->mnt;
+	} else {
+		c.dentry = BPF_CORE_READ(file, f_path.dentry);
+		c.mnt = BPF_CORE_READ(file, f_path.mnt);
+	}
 	c.req_mode = file->f_mode;
 	c.req_flags = file->f_flags;
 

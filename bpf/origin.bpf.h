@@ -24,12 +24,46 @@ static __always_inline struct file *fd_file(struct task_struct *t, unsigned int 
 	return f;
 }
 
+/* The current task's own fd table: plain loads down to the array, which is read. */
+static __always_inline struct file *fd_file_own(struct task_struct *t, unsigned int fd)
+{
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	bpf_core_read(&f, sizeof(f), &fdt->fd[fd]);
+	return f;
+}
+
+/*
+ * What the link leads to, from the open file @f. Two pairs of fields in one read each where the
+ * running kernel has them side by side (f_path's mnt and dentry always; f_flags and f_mode on
+ * 6.1), as in proc_head_read().
+ */
 static __always_inline void origin_from_file(struct task_state *st, struct file *f)
 {
-	st->dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
-	st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
-	st->orig_mode = BPF_CORE_READ(f, f_mode);
-	st->orig_flags = BPF_CORE_READ(f, f_flags);
+	__u64 w[2] = {};
+
+	if (bpf_core_field_offset(struct path, mnt) == 0 &&
+	    bpf_core_field_offset(struct path, dentry) == 8) {
+		bpf_core_read(w, sizeof(w), &f->f_path);
+		st->mnt = w[0];
+		st->dentry = w[1];
+	} else {
+		st->dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
+		st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
+	}
+	if (bpf_core_field_offset(struct file, f_mode) == bpf_core_field_offset(struct file, f_flags) + 4 &&
+	    bpf_core_field_size(struct file, f_mode) == 4 &&
+	    bpf_core_field_size(struct file, f_flags) == 4) {
+		bpf_core_read(w, 8, &f->f_flags);
+		st->orig_flags = (__u32)w[0];
+		st->orig_mode = (__u32)(w[0] >> 32);
+	} else {
+		st->orig_mode = BPF_CORE_READ(f, f_mode);
+		st->orig_flags = BPF_CORE_READ(f, f_flags);
+	}
 	st->orig_cred = (__u64)BPF_CORE_READ(f, f_cred);
 	st->has_origin = 1;
 }
