@@ -45,16 +45,20 @@ static __always_inline void proc_head_read(struct proc_inode *pi, struct proc_he
 /*
  * A proc magic link is a symlink on procfs whose ->get_link is proc_pid_get_link (fd/N, exe,
  * cwd, root; fd/N also under task/<tid>/) or proc_map_files_get_link; which of the first it is
- * comes from the proc inode's proc_get_link (@h, read when @get_link is one of the two).
+ * comes from the proc inode's proc_get_link. For either, the proc inode's head is read into
+ * @h; for any other symlink on procfs nothing is read.
  */
-static __always_inline __u8 link_kind(const void *get_link, const struct proc_head *h)
+static __always_inline __u8 link_kind(const void *get_link, struct proc_inode *pi,
+				      struct proc_head *h)
 {
-	const void *proc_get_link = (const void *)h->get_link;
+	const void *proc_get_link;
 
+	if (get_link != &proc_pid_get_link && get_link != &proc_map_files_get_link)
+		return NODEFD_KIND_NONE;
+	proc_head_read(pi, h);
 	if (get_link == &proc_map_files_get_link)
 		return NODEFD_KIND_MAP_FILES;
-	if (get_link != &proc_pid_get_link)
-		return NODEFD_KIND_NONE;
+	proc_get_link = (const void *)h->get_link;
 	if (proc_get_link == &proc_fd_link)
 		return NODEFD_KIND_FD;
 	if (proc_get_link == &proc_exe_link)

@@ -221,12 +221,12 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	struct task_struct *task, *holder;
 	struct proc_head h = {};
 	struct nodefd_config *cfg;
-	const void *get_link;
 	struct task_state *st;
 	struct proc_inode *pi;
 	struct nameidata *nd;
 	struct ctx c = {};
 	__u32 zero = 0;
+	bool self;
 	__u8 kind;
 	int tail;
 
@@ -238,12 +238,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 
 	task = bpf_get_current_task_btf();
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
-	get_link = inode->i_op->get_link;
-	kind = NODEFD_KIND_NONE;
-	if (get_link == &proc_pid_get_link || get_link == &proc_map_files_get_link) {
-		proc_head_read(pi, &h);
-		kind = link_kind(get_link, &h);
-	}
+	kind = link_kind(inode->i_op->get_link, pi, &h);
 	cfg = bpf_map_lookup_elem(&settings, &zero);
 	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
 	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
@@ -277,7 +272,8 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->holder = h.pid;
 	holder = pid_task_of((struct pid *)st->holder);
 	/* /proc/self: the holder is the task itself, whose fields are plain loads. */
-	if ((__u64)holder == (__u64)task)
+	self = (__u64)holder == (__u64)task;
+	if (self)
 		st->holder_tgid = task->tgid;
 	else
 		st->holder_tgid = holder ? BPF_CORE_READ(holder, tgid) : 0;
@@ -286,7 +282,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 			struct file *f;
 
 			st->fd = h.fd;
-			if ((__u64)holder == (__u64)task)
+			if (self)
 				f = fd_file_own(task, st->fd);
 			else
 				f = fd_file(holder, st->fd);
@@ -374,6 +370,7 @@ SEC("lsm/file_open")
 int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 {
 	struct task_struct *task;
+	bool same;
 	struct nodefd_config *cfg;
 	struct task_state *st;
 	struct nameidata *nd;
@@ -426,12 +423,13 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.fd = st->fd;
 	c.file = file;
 	/*
-	 * The global functions take the target as plain numbers. When it is the file the link
-	 * led to (compared as loaded: the file is the hook's own argument), the state's copies
-	 * are those numbers; else read them.
+	 * Is this the file the link led to? Compared as loaded (the file is the hook's own
+	 * argument). The global functions take the target as plain numbers: when it is, the
+	 * state's copies are those numbers; else read them.
 	 */
-	if (st->has_origin && (__u64)file->f_path.dentry == st->dentry &&
-	    (__u64)file->f_path.mnt == st->mnt) {
+	same = st->has_origin && (__u64)file->f_path.dentry == st->dentry &&
+	       (__u64)file->f_path.mnt == st->mnt;
+	if (same) {
 		/* Loaded again: 6.12's verifier makes a number compared equal to a pointer one. */
 		c.dentry = (struct dentry *)*(volatile __u64 *)&st->dentry;
 		c.mnt = (struct vfsmount *)*(volatile __u64 *)&st->mnt;
@@ -447,8 +445,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * not the file opened (dup2 between the link and the open), read the holder again; if
 	 * that does not give the file opened either, refuse (fail closed).
 	 */
-	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) &&
-	    (!st->has_origin || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt)) {
+	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) && !same) {
 		struct task_struct *holder = pid_task_of((struct pid *)st->holder);
 		struct file *f = NULL;
 
