@@ -36,6 +36,16 @@ static int write_file(const char *path, const char *text)
 	return ret;
 }
 
+/* A new user namespace, mapped by the test (ns_start()), and its root: 0 or -1. */
+static int ns_become_root(struct enf_agent *agent)
+{
+	if (unshare(CLONE_NEWUSER))
+		return -1;
+	if (enf_agent_sync(agent))	/* the test writes the id maps */
+		return -1;
+	return setresgid(0, 0, 0) || setresuid(0, 0, 0) ? -1 : 0;
+}
+
 /* In the namespace: become its root, open read-only, wait for the test, reopen read-write. */
 static int ns_root(struct enf_agent *agent, void *arg)
 {
@@ -43,11 +53,7 @@ static int ns_root(struct enf_agent *agent, void *arg)
 	char proc[64];
 	int fd, f;
 
-	if (unshare(CLONE_NEWUSER))
-		return ENF_SETUP_FAILED;
-	if (enf_agent_sync(agent))	/* the test writes the id maps */
-		return ENF_SETUP_FAILED;
-	if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+	if (ns_become_root(agent))
 		return ENF_SETUP_FAILED;
 	fd = open(r->file, O_RDONLY | O_CLOEXEC);
 	r->first_err = fd < 0 ? errno : 0;
@@ -65,17 +71,25 @@ static int ns_root(struct enf_agent *agent, void *arg)
 	return 0;
 }
 
+/* Starts @fn in an agent, maps its new namespace's 0-NS_COUNT to NS_BASE, lets it go on. */
+static void ns_start(struct __test_metadata *const _metadata, struct enf_agent *agent,
+		     int (*fn)(struct enf_agent *, void *), struct nsrun *r)
+{
+	char map[64];
+
+	ASSERT_EQ(0, enf_agent_start(agent, &ENF_ROOT, fn, r));
+	ASSERT_TRUE(enf_agent_wait(agent));
+	snprintf(map, sizeof(map), "0 %d %d\n", NS_BASE, NS_COUNT);
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/uid_map", agent->pid), map));
+	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/gid_map", agent->pid), map));
+	enf_agent_resume(agent);
+}
+
 static void run_ns(struct __test_metadata *const _metadata, struct nsrun *r)
 {
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
-	char map[64];
 
-	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, ns_root, r));
-	ASSERT_TRUE(enf_agent_wait(&agent));
-	snprintf(map, sizeof(map), "0 %d %d\n", NS_BASE, NS_COUNT);
-	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/uid_map", agent.pid), map));
-	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/gid_map", agent.pid), map));
-	enf_agent_resume(&agent);
+	ns_start(_metadata, &agent, ns_root, r);
 	if (r->closed_dir[0]) {
 		ASSERT_TRUE(enf_agent_wait(&agent));
 		ASSERT_EQ(0, chmod(r->closed_dir, 0700));
@@ -148,11 +162,7 @@ static int ns_root_own_tmpfs(struct enf_agent *agent, void *arg)
 	char proc[64];
 	int dfd, f;
 
-	if (unshare(CLONE_NEWUSER))
-		return ENF_SETUP_FAILED;
-	if (enf_agent_sync(agent))	/* the test writes the id maps */
-		return ENF_SETUP_FAILED;
-	if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || unshare(CLONE_NEWNS) ||
+	if (ns_become_root(agent) || unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    mount("tmpfs", r->file, "tmpfs", 0, "mode=0755") ||
 	    mkdir(enf_fmt("%s/dev", r->file), 0700) ||
@@ -174,16 +184,10 @@ static int ns_root_own_tmpfs(struct enf_agent *agent, void *arg)
 TEST_F(userns, ns_root_walks_a_tmpfs_of_its_own)
 {
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
-	char map[64];
 
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "mnt"), 0755, NS_BASE, NS_BASE);
 	strcpy(self->r->file, ENF_AT(&self->tree, "mnt"));
-	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, ns_root_own_tmpfs, self->r));
-	ASSERT_TRUE(enf_agent_wait(&agent));
-	snprintf(map, sizeof(map), "0 %d %d\n", NS_BASE, NS_COUNT);
-	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/uid_map", agent.pid), map));
-	ASSERT_EQ(0, write_file(enf_fmt("/proc/%d/gid_map", agent.pid), map));
-	enf_agent_resume(&agent);
+	ns_start(_metadata, &agent, ns_root_own_tmpfs, self->r);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	ASSERT_TRUE(self->r->at.done);
 	EXPECT_EQ(0, self->r->at.open_err)
