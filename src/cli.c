@@ -7,10 +7,6 @@
 
 #include "nodefdctl.h"
 
-bool json_output;
-bool pretty_output;
-bool debug_output;
-
 int print_version(void)
 {
 	if (json_output) {

@@ -14,6 +14,11 @@
 
 #include "nodefdctl.h"
 
+/* How output is written: set by the global options (cli.c), read by everything that prints. */
+bool json_output;
+bool pretty_output;
+bool debug_output;
+
 /*
  * The one way errors reach the user: lowercase, naming the object and the
  * reason.  Under --json the error is the output, {"error": "..."} on stdout,

@@ -62,7 +62,7 @@ enum {
 /* The daemon's policy file when none is named. */
 #define POLICY_FILE_DEFAULT "/etc/nodefd/policy.conf"
 
-/* Global options (cli.c). */
+/* How output is written (common.c), set by the global options (cli.c). */
 extern bool json_output;
 extern bool pretty_output;
 extern bool debug_output;
