@@ -67,6 +67,20 @@ enum armed {
 	ARMED_PATH_OP = 2,
 };
 
+/*
+ * A walk judged at another process's fd, cwd or root link, whose jump (nd_jump_link) is then
+ * checked to land where the link hook judged (jump.bpf.h). If it does not and the place it
+ * lands on is refused, what the system call does there is refused by the hook that acts on
+ * it (WATCH_HOOKED), or, where no hook sees it (chdir, stat, an O_PATH open), the walker is
+ * killed before it returns to user space (WATCH_KILL).
+ */
+enum watch {
+	WATCH_NONE = 0,
+	WATCH_HOOKED = 1,
+	WATCH_KILL = 2,
+	WATCH_REFUSE = 3,	/* neither: refused at the link (jump_class() only) */
+};
+
 /* What inode_follow_link learnt, for the hook at the end of the same walk. */
 struct task_state {
 	__u64 nd;		/* struct nameidata * of the walk */
@@ -85,7 +99,11 @@ struct task_state {
 	__u8 kind;
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
 	__u8 loose;		/* ARMED_OPEN by "/" or "/." after the link: match by target */
-	__u8 pad[4];
+	__u8 watch;		/* enum watch: the jump of this walk is to be checked */
+	__u8 pad[3];
+	/* A walk refused after its jump (enum watch): what it was made for, until used up. */
+	__u64 raced_nd;		/* its struct nameidata * */
+	__u64 raced_syscall;	/* its system call, as current_syscall() says */
 };
 
 struct {

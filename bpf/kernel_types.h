@@ -219,12 +219,20 @@ struct fdtable {
 };
 
 struct files_struct {
+	struct {
+		int counter;
+	} count;		/* tasks sharing it (atomic_t) */
 	struct fdtable *fdt;
 };
 
 struct fs_struct {
+	int users;		/* tasks sharing it */
 	struct path root;
 	struct path pwd;
+};
+
+struct signal_struct {
+	int nr_threads;
 };
 
 struct mm_struct {
@@ -284,6 +292,7 @@ struct task_struct {
 	struct fs_struct *fs;
 	struct files_struct *files;
 	struct nsproxy *nsproxy;
+	struct signal_struct *signal;
 	struct mm_struct *mm;
 	struct css_set *cgroups;
 };

@@ -9,6 +9,7 @@
  * the pieces are in files by concern:
  *
  *   link.bpf.h     which magic link a walk follows, and what of the path comes after it
+ *   jump.bpf.h     did a walk through another process's link land where it was judged
  *   origin.bpf.h   the open file behind it (the holder's fd table, exe, linkat's fd)
  *   perm.bpf.h     search permission on a directory, as generic_permission() computes it
  *   reach.bpf.h    could the opener name the target now: root, mounts, every ancestor
@@ -18,7 +19,8 @@
  *
  * This file holds the programs and the decision. inode_follow_link recognises the link and
  * records what it leads to in task storage, with the identity of the walk; the hook at the
- * end of the walk (file_open, path_truncate, path_link) judges the result:
+ * end of the walk (file_open, path_truncate, path_link) judges the result; nd_jump_link, traced,
+ * checks where a walk through another process's link landed (jump.bpf.h):
  *
  *   - an open of the target: allowed within the original file's access (upgrade, append);
  *     beyond it only if the opener could open it by name (ancestors, reach), and never under
@@ -47,6 +49,7 @@
 #include "reach.bpf.h"
 #include "origin.bpf.h"
 #include "link.bpf.h"
+#include "jump.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -245,7 +248,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		/* Not ours, or off: whatever an earlier link left must not apply to this walk. */
 		st = bpf_task_storage_get(&task_state, task, 0, 0);
 		if (st)
-			st->armed = ARMED_NONE;
+			st->armed = st->watch = ARMED_NONE;
 		return 0;
 	}
 
@@ -262,6 +265,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
 	st->armed = ARMED_NONE;
+	st->watch = WATCH_NONE;
 	st->kind = kind;
 	st->has_origin = 0;
 	st->fd = -1;
@@ -361,9 +365,51 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
 		if (st->has_origin && !is_dir(st->dentry))
-			return 0;
+			return watch_jump(&c, st, nd, self);
 	}
-	return judge_place(&c);
+	if (judge_place(&c))
+		return -EACCES;
+	return watch_jump(&c, st, nd, self);
+}
+
+/*
+ * The jump of a walk judged at another process's fd, cwd or root link lands where the link hook
+ * judged, or on a place that is judged here and, if refused, refused by what follows
+ * (jump.bpf.h). Traced, not a hook: it cannot fail the jump itself.
+ */
+SEC("fentry/nd_jump_link")
+int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *st;
+	struct ctx c = {};
+	__u8 watch;
+
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st || st->watch == WATCH_NONE)
+		return 0;
+	watch = st->watch;
+	st->watch = WATCH_NONE;
+	if ((__u64)task->nameidata != st->nd ||
+	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
+		return 0;
+
+	count(NODEFD_CNT_RACE);
+	c.task = task;
+	c.hook = NODEFD_HOOK_FOLLOW;
+	c.kind = st->kind;
+	c.holder_tgid = st->holder_tgid;
+	c.fd = st->fd;
+	c.policy = policy_of(task);
+	c.dentry = BPF_CORE_READ(path, dentry);
+	c.mnt = BPF_CORE_READ(path, mnt);
+	if (!judge_place(&c))
+		return 0;
+	st->raced_nd = st->nd;
+	st->raced_syscall = current_syscall(task);
+	if (watch == WATCH_KILL)
+		bpf_send_signal(SIGKILL);
+	return 0;
 }
 
 SEC("lsm/file_open")
@@ -388,7 +434,11 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!nd || !nd->total_link_count)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st || st->armed == ARMED_NONE)
+	if (!st)
+		return 0;
+	if (jump_refused(task, st))
+		return -EACCES;	/* reported at the jump */
+	if (st->armed == ARMED_NONE)
 		return 0;
 
 	/*
@@ -482,16 +532,32 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 /*
  * The walk of the system call now acting on @d ended on a magic link: its state, used up, or
  * NULL. The walk is over when these hooks run, so it is matched by the system call (number and
- * first arguments) and the target.
+ * first arguments). The same system call on another target than the link hook read means the
+ * holder's fd changed in between (dup2): the holder is read again, and if that does not give
+ * @d either, *lost is set and the caller refuses (fail closed). (So does a system call made
+ * again with the same arguments after the last one failed between its walk and its hook.)
  */
-static __always_inline struct task_state *path_op_origin(struct task_struct *task, __u64 d)
+static __always_inline struct task_state *path_op_origin(struct task_struct *task, __u64 d,
+							 bool *lost)
 {
 	struct task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
+	struct task_struct *holder;
+	struct file *f = NULL;
 
-	if (!st || st->armed != ARMED_PATH_OP || st->dentry != d ||
-	    st->syscall != current_syscall(task))
+	if (!st || st->armed != ARMED_PATH_OP || st->syscall != current_syscall(task))
 		return NULL;
 	st->armed = ARMED_NONE;
+	if (st->dentry == d)
+		return st;
+	count(NODEFD_CNT_RACE);
+	holder = pid_task_of((struct pid *)st->holder);
+	if (holder && st->kind == NODEFD_KIND_FD)
+		f = fd_file(holder, st->fd);
+	else if (holder && st->kind == NODEFD_KIND_EXE)
+		f = BPF_CORE_READ(holder, mm, exe_file);
+	if (f)
+		origin_from_file(st, f);
+	*lost = !f || st->dentry != d;
 	return st;
 }
 
@@ -532,19 +598,24 @@ int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 {
 	struct task_struct *task;
 	struct task_state *st;
+	bool lost = false;
 	struct ctx c = {};
 	__u64 d;
 
 	if (ret)
 		return ret;
 	task = bpf_get_current_task_btf();
+	if (jump_hook())
+		return -EACCES;
 	d = (__u64)BPF_CORE_READ(path, dentry);
-	st = path_op_origin(task, d);
-	if (!st || !st->has_origin)
+	st = path_op_origin(task, d, &lost);
+	if (!st || (!st->has_origin && !lost))
 		return 0;
 	if (!path_op_ctx(&c, task, NODEFD_HOOK_TRUNCATE, d, (__u64)BPF_CORE_READ(path, mnt)))
 		return 0;
 	ctx_origin(&c, st);
+	if (lost)
+		return verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
 	c.req_mode = FMODE_WRITE;
 	c.req_flags = O_TRUNC;
 	return judge_reopen(&c, false);
@@ -559,19 +630,21 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	struct task_state *st = NULL;
 	struct file *f = NULL;
 	struct ctx c = {};
-	bool tmpfile;
+	bool tmpfile, lost = false;
 	__u64 d = 0;
 	int err = 0;
 
 	if (ret)
 		return ret;
 	task = bpf_get_current_task_btf();
+	if (jump_hook())
+		return -EACCES;
 	/* A copy, not the trusted argument: the global functions take it as a plain number. */
 	bpf_probe_read_kernel(&d, sizeof(d), &ctx[0]);
 	c.fd = -1;
 	f = linkat_fd(task, d, &c.fd);
 	if (!f) {
-		st = path_op_origin(task, d);
+		st = path_op_origin(task, d, &lost);
 		if (!st && !(task->flags & PF_IO_WORKER))
 			return 0;	/* a link by name: never judged */
 	}
@@ -587,11 +660,60 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	} else if (st) {
 		ctx_origin(&c, st);
 	}
-	if (tmpfile && (f || (st && st->has_origin))) {
+	if (tmpfile && lost) {
+		err = verdict(&c, NODEFD_RULE_UPGRADE, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
+	} else if (tmpfile && (f || (st && st->has_origin))) {
 		c.req_mode = FMODE_WRITE;
 		err = judge_reopen(&c, true);
 	}
 	if (judge_place(&c))
 		err = -EACCES;
 	return err;
+}
+
+/* What a walk refused after its jump would do, where the kernel has a hook for it. */
+SEC("lsm/path_mknod")
+int BPF_PROG(nodefd_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(nodefd_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(nodefd_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(nodefd_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(nodefd_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name, int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(nodefd_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	return ret ?: jump_hook();
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
+{
+	return ret ?: jump_hook();
 }

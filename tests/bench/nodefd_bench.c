@@ -49,8 +49,10 @@
  * file), allowed only because the opener could open the file by name: the ancestor walk. DENIED:
  * the same below a 0700 directory the opener cannot search (it got the fd from root), refused
  * with an event (while detached the kernel allows it). MIDPATH: /proc/self/fd/DIR/file, judged at the link.
+ * MKDIR: mkdir+rmdir in /tmp, which pass path_mkdir and path_rmdir (nodefd's hooks for what a
+ * walk refused after its jump would do; one task storage lookup each).
  */
-enum kind { FAST, SYMLINK, REOPEN, BYNAME, DENIED, MIDPATH };
+enum kind { FAST, SYMLINK, REOPEN, BYNAME, DENIED, MIDPATH, MKDIR };
 
 struct workload {
 	const char *name;
@@ -81,10 +83,11 @@ static struct workload wl[] = {
 	{ "reopen d8, 1000 policies, cgroup level 30", REOPEN, 8, 1000, CG_DEEP, "" },
 	{ "reopen d8, 4096 policies, cgroup level 1", REOPEN, 8, NODEFD_MAX_POLICIES, 1, "" },
 	{ "reopen d8, 4096 policies, cgroup level 30", REOPEN, 8, NODEFD_MAX_POLICIES, CG_DEEP, "" },
+	{ "mkdir+rmdir in /tmp (path hooks)", MKDIR, 2, 0, 0, "" },
 };
 enum { W_FAST, W_SYMLINK, W_REOPEN1, W_REOPEN8, W_REOPEN32, W_REOPEN64, W_BYNAME1, W_BYNAME8,
        W_BYNAME32, W_BYNAME64, W_DENIED, W_MIDPATH, W_POL10_1, W_POL10_30, W_POL1000_1,
-       W_POL1000_30, W_POL4096_1, W_POL4096_30 };
+       W_POL1000_30, W_POL4096_1, W_POL4096_30, W_MKDIR };
 #define NWL ((int)(sizeof(wl) / sizeof(wl[0])))
 
 static int denied_fd = -1;
@@ -168,6 +171,23 @@ static void cgroup_enter(int level)
 		die(path);
 }
 
+/* mkdir+rmdir of one directory in /tmp, in ns per pair. */
+static double measure_mkdir(void)
+{
+	char dir[64];
+	double t0;
+
+	snprintf(dir, sizeof(dir), "/tmp/nodefd-bench-dir.%d", getpid());
+	for (long i = 0; i < iters / 10; i++)
+		if (mkdir(dir, 0700) || rmdir(dir))
+			return -1;
+	t0 = now_ns();
+	for (long i = 0; i < iters; i++)
+		if (mkdir(dir, 0700) || rmdir(dir))
+			return -1;
+	return (now_ns() - t0) / iters;
+}
+
 /* One measurement of workload W, in ns per operation, as the calling (unprivileged) user. */
 static double measure(const struct workload *w)
 {
@@ -201,6 +221,8 @@ static double measure(const struct workload *w)
 		hold = open(link, O_RDONLY | O_DIRECTORY);
 		snprintf(link, sizeof(link), "/proc/self/fd/%d/%s", hold, strrchr(w->path, '/') + 1);
 		break;
+	case MKDIR:
+		return measure_mkdir();
 	}
 	if (w->kind > SYMLINK && hold < 0)
 		return -1;

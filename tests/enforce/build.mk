@@ -10,6 +10,7 @@
 #   enforce_limits_test  many groups, long ACLs, deep trees: the kernel's answer, exactly
 #   enforce_pathops_test truncate, linkat and "/." through the link meet the open's rules
 #   enforce_userns_test  capabilities in a user namespace, over what it maps
+#   enforce_jump_test    walks through a link whose target the holder swaps (dup2, fchdir)
 #   enforce_model_test   the permission model against open() by name on random trees, modes,
 #                        ACLs, groups and roots, on tmpfs, ext4 and overlayfs
 #   enforce-run          the guest-side driver of all four: `vmtest/run -- enforce-run`
@@ -23,7 +24,8 @@ ENFORCE_TEST_BINS := $(BUILD)/bin/enforce_attack_test $(BUILD)/bin/enforce_legit
 		     $(BUILD)/bin/enforce_race_test $(BUILD)/bin/enforce_events_test \
 		     $(BUILD)/bin/enforce_relink_test $(BUILD)/bin/enforce_disk_test \
 		     $(BUILD)/bin/enforce_limits_test $(BUILD)/bin/enforce_pathops_test \
-		     $(BUILD)/bin/enforce_userns_test $(BUILD)/bin/enforce_model_test
+		     $(BUILD)/bin/enforce_userns_test $(BUILD)/bin/enforce_model_test \
+		     $(BUILD)/bin/enforce_jump_test
 TEST_BINS += $(ENFORCE_TEST_BINS) $(BUILD)/bin/enforce-run
 
 # -isystem: the 6.1 harness is not -Wextra clean, and -Werror would fail on its warnings.
@@ -39,6 +41,7 @@ $(BUILD)/bin/enforce_limits_test: tests/enforce/limits_test.c
 $(BUILD)/bin/enforce_pathops_test: tests/enforce/pathops_test.c
 $(BUILD)/bin/enforce_userns_test: tests/enforce/userns_test.c
 $(BUILD)/bin/enforce_model_test: tests/enforce/model_test.c
+$(BUILD)/bin/enforce_jump_test: tests/enforce/jump_test.c
 
 $(ENFORCE_TEST_BINS): tests/enforce/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
 	$(call msg,CC,$@)

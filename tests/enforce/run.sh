@@ -55,6 +55,7 @@ suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
 suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
 suite "userns (hole)" env NODEFD_EXPECT=hole enforce_userns_test
 suite "model (hole)" env NODEFD_EXPECT=hole enforce_model_test
+suite "jump (hole)" env NODEFD_EXPECT=hole enforce_jump_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -78,6 +79,7 @@ if nodefdctl load; then
 	suite "pathops (refused)" env NODEFD_EXPECT=refused enforce_pathops_test
 	suite "userns (refused)" env NODEFD_EXPECT=refused enforce_userns_test
 	suite "model (loaded)" env NODEFD_EXPECT=refused enforce_model_test
+	suite "jump (refused)" env NODEFD_EXPECT=refused enforce_jump_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status

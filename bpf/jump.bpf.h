@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* jump.bpf.h - the jump after the link: did the walk land where the link hook judged it? */
+#ifndef __NODEFD_JUMP_BPF_H
+#define __NODEFD_JUMP_BPF_H
+
+/*
+ * inode_follow_link runs before the kernel reads the holder's fd table (or cwd, or root) to
+ * resolve the link. Between the two, a thread sharing the holder's table can dup2() another
+ * file onto the fd, or the holder can chdir(): the walk then jumps to a place nobody judged.
+ * A trailing open judges the file actually opened, and truncate and linkat judge their own
+ * target, so only walks judged at the link can be led elsewhere. When the holder is the
+ * walker itself, the place swapped in is one it already holds and could openat() or fchdir()
+ * to: nothing to gain. When it is another process, the walker's credentials would be used
+ * below a directory only that process holds.
+ *
+ * So such a walk is watched: nd_jump_link(), which every proc magic link goes through with
+ * the path it resolved, is traced (fentry, nothing to pay for any other walk) and compared
+ * with what the hook judged. A different place is judged there as the link would have been;
+ * if it is refused, the system call cannot be let go on with it. An fentry program cannot
+ * fail the jump, so what the system call then does is refused by the hook that sees it:
+ * file_open (an open, exec), path_mknod (O_CREAT, mknod, bind), path_truncate, path_link,
+ * path_mkdir, path_rmdir, path_unlink, path_rename, path_symlink, path_chmod. Where no hook
+ * sees it (chdir, chroot, stat, access, readlink, getxattr, statfs, an O_PATH open, a watch,
+ * connect) the walker is killed (SIGKILL) before it returns to user space, which it cannot
+ * survive; so such a walk is refused at the link if the walker shares its fd table or its
+ * fs_struct with a process outside its thread group, which would keep what the call made.
+ * Any other system call through another process's link is refused at the link.
+ */
+
+#define SIGKILL 9
+#define X32_SYSCALL_BIT 0x40000000
+#define O_PATH 010000000
+
+/*
+ * An open(2) whose walk goes on through the link is not known to be one at the link (the
+ * intent is set for the last component only): its flags tell whether file_open will see it.
+ * openat2's are in user memory; unreadable, it counts as O_PATH.
+ */
+static __always_inline __u8 open_class(struct pt_regs *regs, unsigned long nr)
+{
+	__u64 flags = 0;
+
+	if (nr == 2)
+		flags = BPF_CORE_READ(regs, si);
+	else if (nr == 257)
+		flags = BPF_CORE_READ(regs, dx);
+	else if (nr == 437 && bpf_probe_read_user(&flags, sizeof(flags),
+						  (void *)BPF_CORE_READ(regs, dx)))
+		flags = O_PATH;
+	return flags & O_PATH ? WATCH_KILL : WATCH_HOOKED;
+}
+
+/* What happens after the jump of the system call being made (x86-64 numbers). */
+static __always_inline __u8 jump_class(struct task_struct *task, const struct nameidata *nd)
+{
+	struct pt_regs *regs;
+	unsigned long nr;
+
+	/* The last component of an open (io_uring's too), or an exec: file_open sees the file. */
+	if (nd->flags & LOOKUP_OPEN)
+		return WATCH_HOOKED;
+	regs = (void *)bpf_task_pt_regs(task);
+	if (!regs || (task->flags & PF_IO_WORKER) ||
+	    (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS)
+		return WATCH_REFUSE;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr & X32_SYSCALL_BIT)
+		return WATCH_REFUSE;
+	switch (nr) {
+	case 2:		/* open, creat, openat, openat2 */
+	case 85:
+	case 257:
+	case 437:
+		return open_class(regs, nr);
+	case 59:	/* execve, execveat: file_open */
+	case 322:
+	case 49:	/* bind: path_mknod */
+	case 76:	/* truncate */
+	case 82:	/* rename */
+	case 83:	/* mkdir */
+	case 84:	/* rmdir */
+	case 86:	/* link */
+	case 87:	/* unlink */
+	case 88:	/* symlink */
+	case 90:	/* chmod */
+	case 133:	/* mknod */
+	case 258:	/* mkdirat */
+	case 259:	/* mknodat */
+	case 263:	/* unlinkat */
+	case 264:	/* renameat */
+	case 265:	/* linkat */
+	case 266:	/* symlinkat */
+	case 268:	/* fchmodat */
+	case 316:	/* renameat2 */
+	case 452:	/* fchmodat2 */
+		return WATCH_HOOKED;
+	case 4:		/* stat */
+	case 6:		/* lstat */
+	case 262:	/* newfstatat */
+	case 332:	/* statx */
+	case 21:	/* access */
+	case 269:	/* faccessat */
+	case 439:	/* faccessat2 */
+	case 89:	/* readlink */
+	case 267:	/* readlinkat */
+	case 191:	/* getxattr */
+	case 192:	/* lgetxattr */
+	case 194:	/* listxattr */
+	case 195:	/* llistxattr */
+	case 137:	/* statfs */
+	case 80:	/* chdir */
+	case 161:	/* chroot */
+	case 254:	/* inotify_add_watch */
+	case 301:	/* fanotify_mark */
+	case 303:	/* name_to_handle_at */
+	case 42:	/* connect */
+	case 44:	/* sendto */
+	case 46:	/* sendmsg */
+		return WATCH_KILL;
+	default:
+		return WATCH_REFUSE;	/* utimes, xattrs set, chown, mount, ...: not watched */
+	}
+}
+
+/*
+ * Does the task share its fd table or its fs_struct (cwd, root) with a task outside its
+ * thread group (clone(CLONE_FILES or CLONE_FS) without CLONE_THREAD)? Such a task would keep
+ * an fd or a cwd that a killed walker made.
+ */
+static __always_inline bool shares_outside_group(struct task_struct *task)
+{
+	int threads = BPF_CORE_READ(task, signal, nr_threads);
+
+	return BPF_CORE_READ(task, files, count.counter) > threads ||
+	       BPF_CORE_READ(task, fs, users) > threads;
+}
+
+/*
+ * Is the system call being made one whose walk was refused after its jump? Used up when it
+ * is. The walk's nameidata, while the walk is on; the system call, after.
+ */
+static __always_inline bool jump_refused(struct task_struct *task, struct task_state *st)
+{
+	__u64 nd = (__u64)task->nameidata;
+
+	if (!st || !st->raced_syscall || (nd && nd != st->raced_nd) ||
+	    st->raced_syscall != current_syscall(task))
+		return false;
+	st->raced_nd = st->raced_syscall = 0;
+	return true;
+}
+
+/*
+ * At the link hook, for a walk it judged by name and let go on: watch its jump if the link is
+ * another process's fd, cwd or root, or refuse the walk now if what follows it cannot be
+ * refused later. 0 or -EACCES.
+ */
+static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
+				      const struct nameidata *nd, bool self)
+{
+	__u8 class, mode, reach;
+
+	if (self || (c->kind != NODEFD_KIND_FD && c->kind != NODEFD_KIND_CWD &&
+		     c->kind != NODEFD_KIND_ROOT))
+		return 0;
+	mode = rule_mode(c, NODEFD_RULE_ANCESTORS);
+	reach = rule_mode(c, NODEFD_RULE_REACH);
+	if (reach > mode)
+		mode = reach;	/* off < audit < enforce */
+	if (mode == NODEFD_MODE_OFF)
+		return 0;	/* nothing is judged by name: nothing to watch */
+	class = jump_class(c->task, nd);
+	if (class == WATCH_KILL && shares_outside_group(c->task))
+		class = WATCH_REFUSE;
+	if (class == WATCH_REFUSE)
+		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
+	st->watch = class;
+	return 0;
+}
+
+/* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */
+static __always_inline int jump_hook(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return jump_refused(task, bpf_task_storage_get(&task_state, task, 0, 0)) ? -EACCES : 0;
+}
+
+#endif /* __NODEFD_JUMP_BPF_H */

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0
+/* enforce tests - walks through a link whose target the holder swaps between the hook and the jump */
+
+/*
+ * Another process's link. The holder (nobody) holds two directories: pub/d, which everyone
+ * may reach, and priv/d, which it opened while priv was open and which nobody else can name
+ * once priv is 0700 (owned by uid 1000). It swaps them onto one fd (dup2) or as its cwd
+ * (fchdir), as fast as it can. A walker (nobody as well, another process) walks through
+ * /proc/HOLDER/fd/N or /proc/HOLDER/cwd again and again: an open of "secret" below, an O_PATH
+ * open of the directory itself, a stat below, a chdir, a mkdir below. Landing in priv/d is what
+ * the link must not give: the walker cannot name it and holds no fd of it. With nodefd it
+ * must never happen (refused at the link; refused after the jump by the hook of what the call
+ * does; or the walker killed before it returns to user space), and pub/d must still be
+ * reached; without nodefd both happen.
+ *
+ * The walker's own link. The walker's own thread swaps a read-write fd of a public file and a
+ * read-only fd of a 0666 file in priv/d onto one fd, while the walker truncates, or links,
+ * /proc/self/fd/N: the private file must never be truncated nor get a name.
+ *
+ * And the fail-closed rule for a walker that shares its fd table with another process
+ * (clone(CLONE_FILES)): such a walker would outlive being killed, so its walks through
+ * another process's link are refused where only the kill could stop them.
+ */
+
+#include "common.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <dirent.h>
+
+#define JUMP_FD 100
+#define JUMP_SECONDS 3
+#define WALKER_TRIES 2000	/* per walker process: a killed one is replaced */
+
+enum jump_op {
+	OP_OPEN_BELOW, OP_OPATH_DIR, OP_STAT_BELOW, OP_CHDIR, OP_MKDIR_BELOW,	/* another's link */
+	OP_TRUNCATE_SELF, OP_LINK_SELF,						/* its own */
+};
+
+struct jump {
+	char tree[sizeof(ENF_TREE_TEMPLATE)];
+	pid_t holder;
+	int via_cwd;
+	int op;
+	int still;	/* the holder does not swap */
+	int share_files;	/* the walker has a CLONE_FILES sibling */
+	int stop;
+	ino_t victim_ino;
+	ino_t dir_ino[2];	/* [0] pub/d, [1] priv/d */
+	ino_t secret_ino[2];
+	long tries;
+	long landed[2];
+	long refused;
+	long other_errors;
+	int other_errno;
+	long swaps;
+	int setup_err;
+	char why[256];
+};
+
+static int load(int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int setup_failed(struct jump *j, const char *what)
+{
+	j->setup_err = errno;
+	snprintf(j->why, sizeof(j->why), "%s", what);
+	return ENF_SETUP_FAILED;
+}
+
+/* The holder: swaps pub/d and priv/d onto its fd JUMP_FD, or as its cwd, until told to stop. */
+static int holder(struct enf_agent *agent, void *arg)
+{
+	struct jump *j = arg;
+	int fd[2];
+
+	fd[0] = open(enf_fmt("%s/pub/d", j->tree), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd[1] = open(enf_fmt("%s/priv/d", j->tree), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd[0] < 0 || fd[1] < 0)
+		return setup_failed(j, "opening the two directories");
+	if (dup2(fd[0], JUMP_FD) != JUMP_FD || fchdir(fd[0]))
+		return setup_failed(j, "dup2 or fchdir to pub/d");
+	/* Both held: the test closes priv and lets the walkers go. */
+	if (enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	while (!load(&j->stop)) {
+		if (j->still) {
+			usleep(1000);
+			continue;
+		}
+		for (int i = 1; i >= 0; i--) {
+			if (j->via_cwd ? fchdir(fd[i]) : dup2(fd[i], JUMP_FD) < 0)
+				return setup_failed(j, "swapping");
+		}
+		j->swaps++;
+	}
+	return 0;
+}
+
+/* Which of pub/d (0) and priv/d (1) an inode is in, by the inodes of @inos; -1 for neither. */
+static int which(const ino_t inos[2], ino_t ino)
+{
+	return ino == inos[0] ? 0 : ino == inos[1] ? 1 : -1;
+}
+
+/* One try of the walker's operation: the side it landed on, -1 on an error (errno). */
+static int walk_once(struct jump *j, const char *link, const char *below, int i)
+{
+	char name[PATH_MAX];
+	struct stat st;
+	int fd, ret;
+
+	switch (j->op) {
+	case OP_OPEN_BELOW:
+	case OP_OPATH_DIR:
+		fd = j->op == OP_OPEN_BELOW ? open(below, O_RDONLY | O_CLOEXEC) :
+					      open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		ret = fstat(fd, &st);
+		close(fd);
+		if (ret)
+			return -1;
+		return which(j->op == OP_OPEN_BELOW ? j->secret_ino : j->dir_ino, st.st_ino);
+	case OP_STAT_BELOW:
+		if (stat(below, &st))
+			return -1;
+		return which(j->secret_ino, st.st_ino);
+	case OP_CHDIR:
+		if (chdir(link))
+			return -1;
+		ret = stat(".", &st);
+		if (chdir("/") || ret)
+			return -1;
+		return which(j->dir_ino, st.st_ino);
+	default:
+		/* Where it was made is counted by the test afterwards. */
+		snprintf(name, sizeof(name), "%s/new.%d.%d", link, getpid(), i);
+		return mkdir(name, 0700) ? -1 : 2;
+	}
+}
+
+static int walker(struct enf_agent *agent, void *arg)
+{
+	struct jump *j = arg;
+	char link[64], below[96];
+
+	(void)agent;
+	if (j->via_cwd)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", j->holder);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", j->holder, JUMP_FD);
+	snprintf(below, sizeof(below), "%s/secret", link);
+	for (int i = 0; i < WALKER_TRIES && !load(&j->stop); i++) {
+		int side = walk_once(j, link, below, i);
+
+		j->tries++;
+		if (side == 0 || side == 1) {
+			j->landed[side]++;
+		} else if (side < 0 && errno == EACCES) {
+			j->refused++;
+		} else if (side < 0) {
+			j->other_errors++;
+			j->other_errno = errno;
+		}
+	}
+	return 0;
+}
+
+/* Entries of @dir named new.*: what the mkdir walks made there. */
+static long count_made(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	long n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "new.", 4);
+	closedir(d);
+	return n;
+}
+
+/* The tree and the inodes every case compares with. */
+static void tree_setup(struct __test_metadata *const _metadata, struct enf_tree *tree,
+		       struct jump **jp)
+{
+	struct stat st;
+	struct jump *j;
+
+	ENF_ASSERT_EXPECTATION();
+	enf_tree_make(_metadata, tree);
+	enf_mkdir(_metadata, ENF_AT(tree, "pub"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(tree, "pub/d"), 0777, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(tree, "pub/d/secret"), 0644, 0, "public\n");
+	enf_mkfile(_metadata, ENF_AT(tree, "pub/d/mine"), 0666, 0, ENF_ORIGINAL);
+	enf_mkdir(_metadata, ENF_AT(tree, "priv"), 0755, ENF_OWNER, ENF_OWNER);
+	enf_mkdir(_metadata, ENF_AT(tree, "priv/d"), 0777, ENF_OWNER, ENF_OWNER);
+	enf_mkfile(_metadata, ENF_AT(tree, "priv/d/secret"), 0644, ENF_OWNER,
+		   "the owner's, behind a closed directory\n");
+	enf_mkfile(_metadata, ENF_AT(tree, "priv/d/victim"), 0666, ENF_OWNER, ENF_ORIGINAL);
+	*jp = j = enf_shared(sizeof(*j));
+	ASSERT_NE(NULL, j);
+	strcpy(j->tree, tree->path);
+	ASSERT_EQ(0, stat(ENF_AT(tree, "pub/d"), &st));
+	j->dir_ino[0] = st.st_ino;
+	ASSERT_EQ(0, stat(ENF_AT(tree, "priv/d"), &st));
+	j->dir_ino[1] = st.st_ino;
+	ASSERT_EQ(0, stat(ENF_AT(tree, "pub/d/secret"), &st));
+	j->secret_ino[0] = st.st_ino;
+	ASSERT_EQ(0, stat(ENF_AT(tree, "priv/d/secret"), &st));
+	j->secret_ino[1] = st.st_ino;
+	ASSERT_EQ(0, stat(ENF_AT(tree, "priv/d/victim"), &st));
+	j->victim_ino = st.st_ino;
+}
+
+static void tree_teardown(struct enf_tree *tree, struct jump *j)
+{
+	enf_tree_remove(tree);
+	if (j)
+		munmap(j, sizeof(*j));
+}
+
+FIXTURE(jump)
+{
+	struct enf_tree tree;
+	struct jump *j;
+};
+
+FIXTURE_SETUP(jump)
+{
+	tree_setup(_metadata, &self->tree, &self->j);
+}
+
+FIXTURE_TEARDOWN(jump)
+{
+	tree_teardown(&self->tree, self->j);
+}
+
+/* may_kill: no hook sees what the call does after the jump, so a race kills the walker. */
+FIXTURE_VARIANT(jump)
+{
+	int via_cwd;
+	int op;
+	int may_kill;
+};
+
+FIXTURE_VARIANT_ADD(jump, fd_open_below) { .op = OP_OPEN_BELOW };
+FIXTURE_VARIANT_ADD(jump, fd_opath_dir) { .op = OP_OPATH_DIR, .may_kill = 1 };
+FIXTURE_VARIANT_ADD(jump, fd_stat_below) { .op = OP_STAT_BELOW, .may_kill = 1 };
+FIXTURE_VARIANT_ADD(jump, fd_chdir) { .op = OP_CHDIR, .may_kill = 1 };
+FIXTURE_VARIANT_ADD(jump, fd_mkdir_below) { .op = OP_MKDIR_BELOW };
+FIXTURE_VARIANT_ADD(jump, cwd_open_below) { .via_cwd = 1, .op = OP_OPEN_BELOW };
+FIXTURE_VARIANT_ADD(jump, cwd_opath_dir) { .via_cwd = 1, .op = OP_OPATH_DIR, .may_kill = 1 };
+
+TEST_F_TIMEOUT(jump, another_process_link_never_lands_in_the_closed_dir, JUMP_SECONDS + 60)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct jump *j = self->j;
+	long lives = 0, kills = 0;
+	double start;
+	int status;
+
+	j->via_cwd = variant->via_cwd;
+	j->op = variant->op;
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, holder, j));
+	ASSERT_TRUE(enf_agent_wait(&agent))
+	{
+		TH_LOG("holder: %s: %s", j->why, strerror(j->setup_err));
+	}
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "priv"), 0700));
+	j->holder = agent.pid;
+	enf_agent_resume(&agent);
+
+	for (start = now(); now() - start < JUMP_SECONDS; lives++) {
+		status = enf_run_as(&ENF_AS_NOBODY, walker, j);
+		if (status == 128 + SIGKILL) {
+			kills++;
+			continue;
+		}
+		ASSERT_EQ(0, status);
+	}
+	__atomic_store_n(&j->stop, 1, __ATOMIC_SEQ_CST);
+	status = enf_agent_join(&agent);
+	ASSERT_EQ(0, status)
+	{
+		TH_LOG("holder failed (exit %d): %s: %s", status, j->why, strerror(j->setup_err));
+	}
+	if (j->op == OP_MKDIR_BELOW) {
+		j->landed[0] = count_made(ENF_AT(&self->tree, "pub/d"));
+		j->landed[1] = count_made(ENF_AT(&self->tree, "priv/d"));
+	}
+
+	TH_LOG("%ld tries by %ld walkers (%ld killed) against %ld swaps: %ld in pub/d, %ld in "
+	       "priv/d, %ld refused, %ld other errors",
+	       j->tries, lives, kills, j->swaps, j->landed[0], j->landed[1], j->refused,
+	       j->other_errors);
+	EXPECT_EQ(0, j->other_errors)
+	{
+		TH_LOG("last unexpected error: %s", strerror(j->other_errno));
+	}
+	EXPECT_LT(0, j->landed[0]);
+	if (!variant->may_kill)
+		EXPECT_EQ(0, kills);	/* the hook of what follows refuses it */
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(0, j->landed[1]);
+	} else {
+		EXPECT_LT(0, j->landed[1]);
+		EXPECT_EQ(0, j->refused);
+		EXPECT_EQ(0, kills);
+	}
+}
+
+/* The walker's own link: a thread of its own swaps the fds under the truncate or the link. */
+struct self_race {
+	struct jump *j;
+	int fd[2];	/* [0] pub/d/mine read-write, [1] priv/d/victim read-only */
+};
+
+static void *self_swap(void *arg)
+{
+	struct self_race *s = arg;
+
+	while (!load(&s->j->stop)) {
+		for (int i = 1; i >= 0; i--)
+			if (dup2(s->fd[i], JUMP_FD) < 0)
+				return NULL;
+		s->j->swaps++;
+	}
+	return NULL;
+}
+
+/* One truncate or link through /proc/self/fd/JUMP_FD: 0 or -1 (errno). */
+static int self_once(struct jump *j)
+{
+	const char *link = enf_fmt("/proc/self/fd/%d", JUMP_FD);
+	char name[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	if (j->op == OP_TRUNCATE_SELF) {
+		ret = truncate(link, 0);
+		if (!ret)
+			j->landed[0]++;	/* which file: the test reads the victim afterwards */
+		return ret;
+	}
+	snprintf(name, sizeof(name), "%s/pub/d/l.%ld", j->tree, j->tries);
+	ret = linkat(AT_FDCWD, link, AT_FDCWD, name, AT_SYMLINK_FOLLOW);
+	if (ret)
+		return ret;
+	if (!stat(name, &st))
+		j->landed[st.st_ino == j->victim_ino]++;
+	unlink(name);
+	return 0;
+}
+
+static int self_racer(struct enf_agent *agent, void *arg)
+{
+	struct self_race s = { .j = arg };
+	struct jump *j = s.j;
+	pthread_t thread;
+	double start;
+
+	s.fd[0] = open(enf_fmt("%s/pub/d/mine", j->tree), O_RDWR | O_CLOEXEC);
+	s.fd[1] = open(enf_fmt("%s/priv/d/victim", j->tree), O_RDONLY | O_CLOEXEC);
+	if (s.fd[0] < 0 || s.fd[1] < 0)
+		return setup_failed(j, "opening the two files");
+	if (dup2(s.fd[0], JUMP_FD) != JUMP_FD)
+		return setup_failed(j, "dup2");
+	if (enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	errno = pthread_create(&thread, NULL, self_swap, &s);
+	if (errno)
+		return setup_failed(j, "pthread_create");
+	for (start = now(); now() - start < JUMP_SECONDS; j->tries++) {
+		if (!self_once(j))
+			continue;
+		if (errno == EACCES) {
+			j->refused++;
+		} else {
+			j->other_errors++;
+			j->other_errno = errno;
+		}
+	}
+	__atomic_store_n(&j->stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(thread, NULL);
+	return 0;
+}
+
+FIXTURE(jump_self)
+{
+	struct enf_tree tree;
+	struct jump *j;
+};
+
+FIXTURE_SETUP(jump_self)
+{
+	tree_setup(_metadata, &self->tree, &self->j);
+}
+
+FIXTURE_TEARDOWN(jump_self)
+{
+	tree_teardown(&self->tree, self->j);
+}
+
+FIXTURE_VARIANT(jump_self)
+{
+	int op;
+};
+
+FIXTURE_VARIANT_ADD(jump_self, truncate) { .op = OP_TRUNCATE_SELF };
+FIXTURE_VARIANT_ADD(jump_self, linkat) { .op = OP_LINK_SELF };
+
+TEST_F_TIMEOUT(jump_self, read_only_file_never_truncated_nor_linked, JUMP_SECONDS + 60)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct jump *j = self->j;
+	char buf[256];
+	ssize_t n;
+	int status;
+
+	j->op = variant->op;
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, self_racer, j));
+	ASSERT_TRUE(enf_agent_wait(&agent))
+	{
+		TH_LOG("racer: %s: %s", j->why, strerror(j->setup_err));
+	}
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "priv"), 0700));
+	enf_agent_resume(&agent);
+	status = enf_agent_join(&agent);
+	ASSERT_EQ(0, status)
+	{
+		TH_LOG("racer failed (exit %d): %s: %s", status, j->why, strerror(j->setup_err));
+	}
+	if (j->op == OP_TRUNCATE_SELF) {
+		n = enf_read_path(ENF_AT(&self->tree, "priv/d/victim"), buf, sizeof(buf));
+		j->landed[1] = n != (ssize_t)strlen(ENF_ORIGINAL);
+	}
+	TH_LOG("%ld tries against %ld swaps: %ld done (%s), the read-only file %s; %ld refused, "
+	       "%ld other errors",
+	       j->tries, j->swaps, j->landed[0] + (j->op == OP_LINK_SELF ? j->landed[1] : 0),
+	       j->op == OP_TRUNCATE_SELF ? "truncated" : "linked",
+	       j->landed[1] ? "reached" : "untouched", j->refused, j->other_errors);
+	EXPECT_EQ(0, j->other_errors)
+	{
+		TH_LOG("last unexpected error: %s", strerror(j->other_errno));
+	}
+	EXPECT_LT(0, j->landed[0]);
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(0, j->landed[1]);
+	} else {
+		EXPECT_LT(0, j->landed[1]);
+		EXPECT_EQ(0, j->refused);
+	}
+}
+
+/*
+ * A walker sharing its fd table with a process outside its thread group: a stat below another
+ * process's fd link (held still on pub/d) is refused with nodefd, since a kill after the jump
+ * would leave what the call made to the other process; without the sharing, it works.
+ */
+FIXTURE(jump_shared)
+{
+	struct enf_tree tree;
+	struct jump *j;
+};
+
+FIXTURE_SETUP(jump_shared)
+{
+	tree_setup(_metadata, &self->tree, &self->j);
+}
+
+FIXTURE_TEARDOWN(jump_shared)
+{
+	tree_teardown(&self->tree, self->j);
+}
+
+static int sibling_sleeps(void *arg)
+{
+	(void)arg;
+	pause();
+	return 0;
+}
+
+/* stat() below the holder's link, with a CLONE_FILES sibling alive if j->share_files. */
+static int stat_through(struct enf_agent *agent, void *arg)
+{
+	struct jump *j = arg;
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	pid_t sibling = -1;
+	struct stat st;
+	int ret, err;
+
+	(void)agent;
+	if (j->share_files) {
+		sibling = clone(sibling_sleeps, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+		if (sibling < 0)
+			return setup_failed(j, "clone(CLONE_FILES)");
+	}
+	ret = stat(enf_fmt("/proc/%d/fd/%d/secret", j->holder, JUMP_FD), &st);
+	err = errno;
+	if (sibling > 0) {
+		kill(sibling, SIGKILL);
+		waitpid(sibling, NULL, 0);
+	}
+	if (ret)
+		return err == EACCES ? 1 : 2;
+	return st.st_ino == j->secret_ino[0] ? 0 : 3;
+}
+
+TEST_F_TIMEOUT(jump_shared, stat_through_another_link_refused_when_fd_table_shared, 60)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct jump *j = self->j;
+	int alone, shared;
+
+	j->still = 1;
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, holder, j));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	j->holder = agent.pid;
+	enf_agent_resume(&agent);
+	alone = enf_run_as(&ENF_AS_NOBODY, stat_through, j);
+	j->share_files = 1;
+	shared = enf_run_as(&ENF_AS_NOBODY, stat_through, j);
+	__atomic_store_n(&j->stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	TH_LOG("alone: %d, sharing its fd table: %d (0 reached pub/d/secret, 1 EACCES)", alone,
+	       shared);
+	EXPECT_EQ(0, alone);
+	EXPECT_EQ(enf_expectation() == ENF_EXPECT_REFUSED ? 1 : 0, shared);
+}
+
+TEST_HARNESS_MAIN
