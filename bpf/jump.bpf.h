@@ -22,8 +22,8 @@
  * path_mkdir, path_rmdir, path_unlink, path_rename, path_symlink, path_chmod. Where no hook
  * sees it (chdir, chroot, stat, access, readlink, getxattr, statfs, an O_PATH open, a watch,
  * connect) the walker is killed (SIGKILL) before it returns to user space, which it cannot
- * survive; so such a walk is refused at the link if the walker shares its fd table or its
- * fs_struct with a process outside its thread group, which would keep what the call made.
+ * survive; so such a walk is refused at the link where a kill would not take away what the
+ * call made (kill_not_enough()).
  * Any other system call through another process's link is refused at the link.
  */
 
@@ -123,16 +123,20 @@ static __always_inline __u8 jump_class(struct task_struct *task, const struct na
 }
 
 /*
- * Does the task share its fd table or its fs_struct (cwd, root) with a task outside its
- * thread group (clone(CLONE_FILES or CLONE_FS) without CLONE_THREAD)? Such a task would keep
- * an fd or a cwd that a killed walker made.
+ * Could a kill fail to take away what the system call made? When the task is the global init
+ * (bpf_send_signal() refuses to signal it), or shares its fd table, its fs_struct (cwd, root)
+ * or its memory with a task outside its thread group (clone() with CLONE_FILES, CLONE_FS or
+ * CLONE_VM and without CLONE_THREAD; a vfork() child and its parent): that task would keep the
+ * fd, the cwd, or what a stat() wrote. (Someone reading /proc/PID/cmdline holds the memory for
+ * a moment too: such a walk is then refused, fail closed.)
  */
-static __always_inline bool shares_outside_group(struct task_struct *task)
+static __always_inline bool kill_not_enough(struct task_struct *task)
 {
 	int threads = BPF_CORE_READ(task, signal, nr_threads);
 
-	return BPF_CORE_READ(task, files, count.counter) > threads ||
-	       BPF_CORE_READ(task, fs, users) > threads;
+	return task->tgid == 1 || BPF_CORE_READ(task, files, count.counter) > threads ||
+	       BPF_CORE_READ(task, fs, users) > threads ||
+	       BPF_CORE_READ(task, mm, mm_users.counter) > threads;
 }
 
 /*
@@ -170,7 +174,7 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 	if (mode == NODEFD_MODE_OFF)
 		return 0;	/* nothing is judged by name: nothing to watch */
 	class = jump_class(c->task, nd);
-	if (class == WATCH_KILL && shares_outside_group(c->task))
+	if (class == WATCH_KILL && kill_not_enough(c->task))
 		class = WATCH_REFUSE;
 	if (class == WATCH_REFUSE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;

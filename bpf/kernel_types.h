@@ -236,6 +236,9 @@ struct signal_struct {
 };
 
 struct mm_struct {
+	struct {
+		int counter;
+	} mm_users;		/* tasks sharing it (atomic_t) */
 	struct file *exe_file;
 };
 

@@ -44,7 +44,7 @@ struct jump {
 	int via_cwd;
 	int op;
 	int still;	/* the holder does not swap */
-	int share_files;	/* the walker has a CLONE_FILES sibling */
+	int share;	/* clone() flags of a sibling the walker has while it walks, 0 for none */
 	int stop;
 	ino_t victim_ino;
 	ino_t dir_ino[2];	/* [0] pub/d, [1] priv/d */
@@ -467,9 +467,10 @@ TEST_F_TIMEOUT(jump_self, read_only_file_never_truncated_nor_linked, JUMP_SECOND
 }
 
 /*
- * A walker sharing its fd table with a process outside its thread group: a stat below another
- * process's fd link (held still on pub/d) is refused with nodefd, since a kill after the jump
- * would leave what the call made to the other process; without the sharing, it works.
+ * A walker sharing its fd table, its cwd and root, or its memory with a process outside its
+ * thread group: a stat below another process's fd link (held still on pub/d) is refused with
+ * nodefd, since a kill after the jump would leave what the call made to the other process;
+ * without the sharing, it works.
  */
 FIXTURE(jump_shared)
 {
@@ -494,7 +495,7 @@ static int sibling_sleeps(void *arg)
 	return 0;
 }
 
-/* stat() below the holder's link, with a CLONE_FILES sibling alive if j->share_files. */
+/* stat() below the holder's link, with a sibling made with clone(j->share) alive if any. */
 static int stat_through(struct enf_agent *agent, void *arg)
 {
 	struct jump *j = arg;
@@ -504,10 +505,10 @@ static int stat_through(struct enf_agent *agent, void *arg)
 	int ret, err;
 
 	(void)agent;
-	if (j->share_files) {
-		sibling = clone(sibling_sleeps, stack + sizeof(stack), CLONE_FILES | SIGCHLD, NULL);
+	if (j->share) {
+		sibling = clone(sibling_sleeps, stack + sizeof(stack), j->share | SIGCHLD, NULL);
 		if (sibling < 0)
-			return setup_failed(j, "clone(CLONE_FILES)");
+			return setup_failed(j, "clone()");
 	}
 	ret = stat(enf_fmt("/proc/%d/fd/%d/secret", j->holder, JUMP_FD), &st);
 	err = errno;
@@ -520,26 +521,38 @@ static int stat_through(struct enf_agent *agent, void *arg)
 	return st.st_ino == j->secret_ino[0] ? 0 : 3;
 }
 
-TEST_F_TIMEOUT(jump_shared, stat_through_another_link_refused_when_fd_table_shared, 60)
+TEST_F_TIMEOUT(jump_shared, stat_through_another_link_refused_when_sharing, 60)
 {
+	static const struct {
+		int flags;
+		const char *what;
+	} share[] = {
+		{ 0, "nothing" },
+		{ CLONE_FILES, "its fd table" },
+		{ CLONE_FS, "its cwd and root" },
+		{ CLONE_VM, "its memory" },
+	};
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	struct jump *j = self->j;
-	int alone, shared;
+	int got[4];
 
 	j->still = 1;
 	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, holder, j));
 	ASSERT_TRUE(enf_agent_wait(&agent));
 	j->holder = agent.pid;
 	enf_agent_resume(&agent);
-	alone = enf_run_as(&ENF_AS_NOBODY, stat_through, j);
-	j->share_files = 1;
-	shared = enf_run_as(&ENF_AS_NOBODY, stat_through, j);
+	for (int i = 0; i < 4; i++) {
+		j->share = share[i].flags;
+		got[i] = enf_run_as(&ENF_AS_NOBODY, stat_through, j);
+	}
 	__atomic_store_n(&j->stop, 1, __ATOMIC_SEQ_CST);
 	ASSERT_EQ(0, enf_agent_join(&agent));
-	TH_LOG("alone: %d, sharing its fd table: %d (0 reached pub/d/secret, 1 EACCES)", alone,
-	       shared);
-	EXPECT_EQ(0, alone);
-	EXPECT_EQ(enf_expectation() == ENF_EXPECT_REFUSED ? 1 : 0, shared);
+	for (int i = 0; i < 4; i++) {
+		int want = i && enf_expectation() == ENF_EXPECT_REFUSED;
+
+		TH_LOG("sharing %s: %d (0 reached pub/d/secret, 1 EACCES)", share[i].what, got[i]);
+		EXPECT_EQ(want, got[i]);
+	}
 }
 
 TEST_HARNESS_MAIN
