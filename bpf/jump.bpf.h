@@ -20,8 +20,8 @@
  * fail the jump, so what the system call then does is refused by the hook that sees it:
  * file_open (an open, exec), path_mknod (O_CREAT, mknod, bind), path_truncate, path_link,
  * path_mkdir, path_rmdir, path_unlink, path_rename, path_symlink, path_chmod. Where no hook
- * sees it (chdir, chroot, stat, access, readlink, getxattr, statfs, an O_PATH open, a watch,
- * connect) the walker is killed (SIGKILL) before it returns to user space, which it cannot
+ * sees it (chdir, chroot, stat, access, readlink, getxattr, statfs, an O_PATH open, a watch)
+ * the walker is killed (SIGKILL) before it returns to user space, which it cannot
  * survive; so such a walk is refused at the link where a kill would not take away what the
  * call made (kill_not_enough()).
  * Any other system call through another process's link is refused at the link.
@@ -33,20 +33,20 @@
 
 /*
  * An open(2) whose walk goes on through the link is not known to be one at the link (the
- * intent is set for the last component only): its flags tell whether file_open will see it.
- * openat2's are in user memory; unreadable, it counts as O_PATH.
+ * intent is set for the last component only): its flags, saved with the registers at entry,
+ * tell whether file_open will see it. openat2's are in user memory, which another thread may
+ * have changed since the kernel copied them: counted as O_PATH.
  */
 static __always_inline __u8 open_class(struct pt_regs *regs, unsigned long nr)
 {
-	__u64 flags = 0;
+	__u64 flags = O_PATH;
 
 	if (nr == 2)
 		flags = BPF_CORE_READ(regs, si);
 	else if (nr == 257)
 		flags = BPF_CORE_READ(regs, dx);
-	else if (nr == 437 && bpf_probe_read_user(&flags, sizeof(flags),
-						  (void *)BPF_CORE_READ(regs, dx)))
-		flags = O_PATH;
+	else if (nr == 85)
+		flags = 0;	/* creat */
 	return flags & O_PATH ? WATCH_KILL : WATCH_HOOKED;
 }
 
@@ -113,12 +113,13 @@ static __always_inline __u8 jump_class(struct task_struct *task, const struct na
 	case 254:	/* inotify_add_watch */
 	case 301:	/* fanotify_mark */
 	case 303:	/* name_to_handle_at */
-	case 42:	/* connect */
-	case 44:	/* sendto */
-	case 46:	/* sendmsg */
 		return WATCH_KILL;
 	default:
-		return WATCH_REFUSE;	/* utimes, xattrs set, chown, mount, ...: not watched */
+		/*
+		 * utimes, xattrs set, chown, mount; connect and sendmsg, whose peer has the
+		 * connection or the datagram before a kill could stop anything; ...: refused.
+		 */
+		return WATCH_REFUSE;
 	}
 }
 

@@ -247,8 +247,10 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
 		/* Not ours, or off: whatever an earlier link left must not apply to this walk. */
 		st = bpf_task_storage_get(&task_state, task, 0, 0);
-		if (st)
-			st->armed = st->watch = ARMED_NONE;
+		if (st) {
+			st->armed = ARMED_NONE;
+			st->watch = WATCH_NONE;
+		}
 		return 0;
 	}
 
