@@ -60,8 +60,7 @@ static __always_inline __u8 jump_class(struct task_struct *task, const struct na
 	if (nd->flags & LOOKUP_OPEN)
 		return WATCH_HOOKED;
 	regs = (void *)bpf_task_pt_regs(task);
-	if (!regs || (task->flags & PF_IO_WORKER) ||
-	    (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS)
+	if (!regs || (task->flags & PF_IO_WORKER) || syscall_is_32bit(task, regs))
 		return WATCH_REFUSE;
 	nr = BPF_CORE_READ(regs, orig_ax);
 	if (nr & X32_SYSCALL_BIT)
@@ -110,14 +109,13 @@ static __always_inline __u8 jump_class(struct task_struct *task, const struct na
 	case 137:	/* statfs */
 	case 80:	/* chdir */
 	case 161:	/* chroot */
-	case 254:	/* inotify_add_watch */
-	case 301:	/* fanotify_mark */
-	case 303:	/* name_to_handle_at */
 		return WATCH_KILL;
 	default:
 		/*
 		 * utimes, xattrs set, chown, mount; connect and sendmsg, whose peer has the
-		 * connection or the datagram before a kill could stop anything; ...: refused.
+		 * connection or the datagram before a kill could stop anything; an inotify or
+		 * fanotify watch, which an inherited or passed instance keeps reporting from
+		 * after the walker died; name_to_handle_at; ...: refused.
 		 */
 		return WATCH_REFUSE;
 	}
@@ -125,19 +123,19 @@ static __always_inline __u8 jump_class(struct task_struct *task, const struct na
 
 /*
  * Could a kill fail to take away what the system call made? When the task is the global init
- * (bpf_send_signal() refuses to signal it), or shares its fd table, its fs_struct (cwd, root)
- * or its memory with a task outside its thread group (clone() with CLONE_FILES, CLONE_FS or
- * CLONE_VM and without CLONE_THREAD; a vfork() child and its parent): that task would keep the
- * fd, the cwd, or what a stat() wrote. (Someone reading /proc/PID/cmdline holds the memory for
- * a moment too: such a walk is then refused, fail closed.)
+ * (bpf_send_signal() refuses to signal it), or shares its fd table or its fs_struct (cwd, root)
+ * with a task outside its thread group (clone() with CLONE_FILES or CLONE_FS and without
+ * CLONE_THREAD), which would keep the fd or the cwd. (Memory shared with another process, a
+ * vfork() parent's or a MAP_SHARED buffer, can see what a stat() wrote before the kill: that
+ * is metadata, left as a known gap in docs/design.md rather than refuse every vfork() child
+ * and every walk that meets a `ps` reading /proc/PID/stat.)
  */
 static __always_inline bool kill_not_enough(struct task_struct *task)
 {
 	int threads = BPF_CORE_READ(task, signal, nr_threads);
 
 	return task->tgid == 1 || BPF_CORE_READ(task, files, count.counter) > threads ||
-	       BPF_CORE_READ(task, fs, users) > threads ||
-	       BPF_CORE_READ(task, mm, mm_users.counter) > threads;
+	       BPF_CORE_READ(task, fs, users) > threads;
 }
 
 /*
@@ -157,16 +155,25 @@ static __always_inline bool jump_refused(struct task_struct *task, struct task_s
 
 /*
  * At the link hook, for a walk it judged by name and let go on: watch its jump if the link is
- * another process's fd, cwd or root, or refuse the walk now if what follows it cannot be
- * refused later. 0 or -EACCES.
+ * another process's fd, cwd or root (@holder's, read at the link), or refuse the walk now if
+ * what follows it cannot be refused later. 0 or -EACCES.
  */
 static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
-				      const struct nameidata *nd, bool self)
+				      const struct nameidata *nd, bool self,
+				      struct task_struct *holder)
 {
 	__u8 class, mode, reach;
 
-	if (self || (c->kind != NODEFD_KIND_FD && c->kind != NODEFD_KIND_CWD &&
-		     c->kind != NODEFD_KIND_ROOT))
+	if (self || !holder || (c->kind != NODEFD_KIND_FD && c->kind != NODEFD_KIND_CWD &&
+				c->kind != NODEFD_KIND_ROOT))
+		return 0;
+	/*
+	 * The walker's own fd table or cwd all the same: a thread's /proc/self is its group
+	 * leader's; what can be swapped in there is the walker's own.
+	 */
+	if (c->kind == NODEFD_KIND_FD ?
+		    (__u64)BPF_CORE_READ(holder, files) == (__u64)c->task->files :
+		    (__u64)BPF_CORE_READ(holder, fs) == (__u64)c->task->fs)
 		return 0;
 	mode = rule_mode(c, NODEFD_RULE_ANCESTORS);
 	reach = rule_mode(c, NODEFD_RULE_REACH);

@@ -236,9 +236,6 @@ struct signal_struct {
 };
 
 struct mm_struct {
-	struct {
-		int counter;
-	} mm_users;		/* tasks sharing it (atomic_t) */
 	struct file *exe_file;
 };
 
@@ -285,7 +282,13 @@ struct pt_regs {
 	unsigned long cs;
 };
 
+/* x86's, in the task (THREAD_INFO_IN_TASK): TS_COMPAT in status during a 32-bit system call. */
+struct thread_info {
+	u32 status;
+};
+
 struct task_struct {
+	struct thread_info thread_info;
 	unsigned int flags;
 	int pid;
 	int tgid;

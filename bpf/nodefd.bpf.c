@@ -367,11 +367,11 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
 		if (st->has_origin && !is_dir(st->dentry))
-			return watch_jump(&c, st, nd, self);
+			return watch_jump(&c, st, nd, self, holder);
 	}
 	if (judge_place(&c))
 		return -EACCES;
-	return watch_jump(&c, st, nd, self);
+	return watch_jump(&c, st, nd, self, holder);
 }
 
 /*
@@ -394,6 +394,13 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	st->watch = WATCH_NONE;
 	if ((__u64)task->nameidata != st->nd ||
 	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
+		return 0;
+	/*
+	 * A walk that ends there, on a file: stat() or an O_PATH open of a file the holder has
+	 * open, which the link gives without a race as well (truncate and linkat judge their
+	 * own target).
+	 */
+	if (st->armed == ARMED_PATH_OP && !is_dir((__u64)BPF_CORE_READ(path, dentry)))
 		return 0;
 
 	count(NODEFD_CNT_RACE);

@@ -87,6 +87,18 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
 #define NR_LINKAT_X86_64 265
 #define NR_LINKAT_IA32 303
 #define USER32_CS 0x23
+#define TS_COMPAT 0x0002
+
+/*
+ * Is the system call being made a 32-bit one? From 32-bit code (its code segment), or int $0x80
+ * from 64-bit code, which keeps the 64-bit segment: the kernel marks both TS_COMPAT.
+ */
+static __always_inline bool syscall_is_32bit(struct task_struct *task, struct pt_regs *regs)
+{
+	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
+	return (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT) ||
+	       (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS;
+}
 #define AT_EMPTY_PATH 0x1000
 #define PF_IO_WORKER 0x00000010
 
@@ -99,8 +111,7 @@ static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 ol
 	if (!regs)
 		return NULL;
 	nr = BPF_CORE_READ(regs, orig_ax);
-	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
-	if ((BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS) {
+	if (syscall_is_32bit(task, regs)) {
 		if (nr != NR_LINKAT_IA32)
 			return NULL;
 		dfd = BPF_CORE_READ(regs, bx);
