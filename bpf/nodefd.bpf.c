@@ -505,16 +505,8 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * that does not give the file opened either, refuse (fail closed).
 	 */
 	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) && !same) {
-		struct task_struct *holder = pid_task_of((struct pid *)st->holder);
-		struct file *f = NULL;
+		bool f = origin_read_again(st);
 
-		count(NODEFD_CNT_RACE);
-		if (holder && st->kind == NODEFD_KIND_FD)
-			f = fd_file(holder, st->fd);
-		else if (holder)
-			f = BPF_CORE_READ(holder, mm, exe_file);
-		if (f)
-			origin_from_file(st, f);
 		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
 			c.orig_mode = st->orig_mode;
 			c.orig_flags = st->orig_flags;
@@ -550,23 +542,13 @@ static __always_inline struct task_state *path_op_origin(struct task_struct *tas
 							 bool *lost)
 {
 	struct task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
-	struct task_struct *holder;
-	struct file *f = NULL;
 
 	if (!st || st->armed != ARMED_PATH_OP || st->syscall != current_syscall(task))
 		return NULL;
 	st->armed = ARMED_NONE;
 	if (st->dentry == d)
 		return st;
-	count(NODEFD_CNT_RACE);
-	holder = pid_task_of((struct pid *)st->holder);
-	if (holder && st->kind == NODEFD_KIND_FD)
-		f = fd_file(holder, st->fd);
-	else if (holder && st->kind == NODEFD_KIND_EXE)
-		f = BPF_CORE_READ(holder, mm, exe_file);
-	if (f)
-		origin_from_file(st, f);
-	*lost = !f || st->dentry != d;
+	*lost = !origin_read_again(st) || st->dentry != d;
 	return st;
 }
 

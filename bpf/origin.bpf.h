@@ -84,6 +84,26 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
  * given to it opens it as its mode allows, so the fd it came from must have been open for
  * writing (as the O_TMPFILE open itself always is).
  */
+/*
+ * The holder's fd or exe link read again, when the file at the end of the walk is not the one
+ * the link hook read (dup2 in between): the origin as it is now, in @st. False if there is no
+ * file there any more.
+ */
+static __always_inline bool origin_read_again(struct task_state *st)
+{
+	struct task_struct *holder = pid_task_of((struct pid *)st->holder);
+	struct file *f = NULL;
+
+	count(NODEFD_CNT_RACE);
+	if (holder && st->kind == NODEFD_KIND_FD)
+		f = fd_file(holder, st->fd);
+	else if (holder && st->kind == NODEFD_KIND_EXE)
+		f = BPF_CORE_READ(holder, mm, exe_file);
+	if (f)
+		origin_from_file(st, f);
+	return f;
+}
+
 #define NR_LINKAT_X86_64 265
 #define NR_LINKAT_IA32 303
 #define USER32_CS 0x23
