@@ -21,6 +21,7 @@
 #define O_APPEND 00002000
 #define O_NODE 040000000
 
+#define LOOKUP_PARENT 0x0010
 #define LOOKUP_OPEN 0x0100
 #define SB_POSIXACL (1 << 16)
 #define MNT_NS_INTERNAL ((void *)-22L)
@@ -86,15 +87,19 @@ struct task_state {
 	__u64 nd;		/* struct nameidata * of the walk */
 	__u64 last_name;	/* nd->last.name at the link */
 	__u64 last_hash_len;	/* nd->last.hash_len at the link */
-	__u64 dentry;		/* target f_path, as read at the link */
-	__u64 mnt;
+	/*
+	 * The original file, read into place (origin_from_file()): f_flags and f_mode as 6.1
+	 * has them, then f_cred and f_path (mnt, dentry) as 6.12 has them after f_flags.
+	 */
+	__u32 orig_flags;
+	__u32 orig_mode;
+	__u64 orig_cred;	/* the original file's f_cred (struct cred *), 0 if none */
+	__u64 mnt;		/* target f_path, as read at the link */
+	__u64 dentry;
 	__u64 holder;		/* struct pid * of the holder */
 	__u32 holder_tgid;
 	__s32 fd;		/* fd number for NODEFD_KIND_FD, else -1 */
-	__u32 orig_mode;
-	__u32 orig_flags;
 	__u64 syscall;		/* ARMED_PATH_OP: the system call the walk was made for */
-	__u64 orig_cred;	/* the original file's f_cred (struct cred *), 0 if none */
 	__u8 armed;		/* enum armed */
 	__u8 kind;
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */

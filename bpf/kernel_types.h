@@ -293,6 +293,7 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct hlist_node pid_links[PIDTYPE_MAX];
+	struct pid *thread_pid;
 	const struct cred *cred;
 	struct nameidata *nameidata;
 	struct fs_struct *fs;

@@ -223,7 +223,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 {
 	struct task_struct *task, *holder;
 	struct proc_head h = {};
-	struct nodefd_config *cfg;
+	struct nodefd_config *cfg = NULL;
 	struct task_state *st;
 	struct proc_inode *pi;
 	struct nameidata *nd;
@@ -242,10 +242,16 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	task = bpf_get_current_task_btf();
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
 	kind = link_kind(inode->i_op->get_link, pi, &h);
-	cfg = bpf_map_lookup_elem(&settings, &zero);
-	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	if (kind != NODEFD_KIND_NONE) {
+		cfg = bpf_map_lookup_elem(&settings, &zero);
+		c.canary = cfg && cfg->canary_tgid &&
+			   cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	}
 	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
-		/* Not ours, or off: whatever an earlier link left must not apply to this walk. */
+		/*
+		 * Not ours (/proc/self itself, every walk through /proc/self/fd pays this), or
+		 * off: whatever an earlier link left must not apply to this walk.
+		 */
 		st = bpf_task_storage_get(&task_state, task, 0, 0);
 		if (st) {
 			st->armed = ARMED_NONE;
@@ -276,9 +282,13 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->orig_mode = st->orig_flags = 0;
 
 	st->holder = h.pid;
-	holder = pid_task_of((struct pid *)st->holder);
-	/* /proc/self: the holder is the task itself, whose fields are plain loads. */
-	self = (__u64)holder == (__u64)task;
+	/*
+	 * /proc/self: the holder is the task itself (its own pid, no read of the pid's task), whose
+	 * fields are plain loads.
+	 */
+	self = h.pid == (__u64)task->thread_pid;
+	/* An untyped pointer either way: two kinds of it would double what the verifier walks. */
+	holder = self ? (void *)bpf_get_current_task() : pid_task_of((struct pid *)st->holder);
 	if (self)
 		st->holder_tgid = task->tgid;
 	else
@@ -329,8 +339,18 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	st->nd = (__u64)nd;
 	st->last_name = (__u64)nd->last.name;
 	st->last_hash_len = last_hash_len(nd);
-	/* hash_len is len << 32 | hash (hashlen_len()): what follows the link's name. */
-	tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
+	/*
+	 * What follows the link's name. Nothing more to walk when link_path_walk() has cleared
+	 * LOOKUP_PARENT: the link is the path's last component ("fd/N", "fd/N/"), as in every
+	 * reopen, and no string is read. Else read what follows it (hash_len is len << 32 | hash,
+	 * hashlen_len()): more components, or only "/" and "."; nothing there is the last
+	 * component of a symlink followed in the middle of the walk, which goes on after it,
+	 * without LOOKUP_OPEN (open_last_lookups() clears it when it follows a symlink).
+	 */
+	if (nd->flags & LOOKUP_PARENT)
+		tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
+	else
+		tail = TAIL_NONE;
 	/* Matched by its target at the open, so only with a target known: else judged here. */
 	if (tail == TAIL_SAME && !st->dentry)
 		tail = TAIL_MORE;

@@ -36,30 +36,53 @@ static __always_inline struct file *fd_file_own(struct task_struct *t, unsigned 
 	return f;
 }
 
+#define F_OFF(field) bpf_core_field_offset(struct file, field)
+
+_Static_assert(__builtin_offsetof(struct task_state, orig_mode) ==
+		       __builtin_offsetof(struct task_state, orig_flags) + 4 &&
+	       __builtin_offsetof(struct task_state, orig_cred) ==
+		       __builtin_offsetof(struct task_state, orig_flags) + 8 &&
+	       __builtin_offsetof(struct task_state, mnt) ==
+		       __builtin_offsetof(struct task_state, orig_cred) + 8 &&
+	       __builtin_offsetof(struct task_state, dentry) ==
+		       __builtin_offsetof(struct task_state, mnt) + 8,
+	       "task_state: orig_flags, orig_mode, orig_cred, mnt, dentry in a row");
+
 /*
- * What the link leads to, from the open file @f. Two pairs of fields in one read each where the
- * running kernel has them side by side (f_path's mnt and dentry always; f_flags and f_mode on
- * 6.1), as in proc_head_read().
+ * What the link leads to, from the open file @f, read straight into @st (no buffer on the
+ * stack, whose deepest call chain has no room) in as few reads as the running kernel's layout
+ * allows: a bpf_probe_read_kernel() costs about 100 instructions whatever its size up to a
+ * few tens of bytes. On 6.12, f_flags, f_cred and f_path follow each other as orig_flags,
+ * orig_cred, mnt and dentry do in struct task_state: one read of 32 bytes (what lies between
+ * f_flags and f_cred lands in orig_mode, read next); f_mode is apart. On 6.1, f_path's two
+ * pointers in one read, f_flags and f_mode side by side in another, f_cred apart. Only
+ * equalities of CO-RE offsets decide: the verifier sees constants and drops the branches not
+ * taken (a min/max of offsets, to read one span, would be computed at every run, and cost
+ * more than a read).
  */
 static __always_inline void origin_from_file(struct task_state *st, struct file *f)
 {
-	__u64 w[2] = {};
+	bool path_pair = bpf_core_field_offset(struct path, mnt) == 0 &&
+			 bpf_core_field_offset(struct path, dentry) == 8;
+	bool sizes = bpf_core_field_size(struct file, f_flags) == 4 &&
+		     bpf_core_field_size(struct file, f_mode) == 4 &&
+		     bpf_core_field_size(struct file, f_cred) == 8;
 
-	if (bpf_core_field_offset(struct path, mnt) == 0 &&
-	    bpf_core_field_offset(struct path, dentry) == 8) {
-		bpf_core_read(w, sizeof(w), &f->f_path);
-		st->mnt = w[0];
-		st->dentry = w[1];
+	if (path_pair && sizes && F_OFF(f_cred) == F_OFF(f_flags) + 8 &&
+	    F_OFF(f_path) == F_OFF(f_cred) + 8) {
+		bpf_core_read(&st->orig_flags, 32, &f->f_flags);
+		bpf_core_read(&st->orig_mode, 4, &f->f_mode);
+		st->has_origin = 1;
+		return;
+	}
+	if (path_pair) {
+		bpf_core_read(&st->mnt, 16, &f->f_path);
 	} else {
 		st->dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
 		st->mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
 	}
-	if (bpf_core_field_offset(struct file, f_mode) == bpf_core_field_offset(struct file, f_flags) + 4 &&
-	    bpf_core_field_size(struct file, f_mode) == 4 &&
-	    bpf_core_field_size(struct file, f_flags) == 4) {
-		bpf_core_read(w, 8, &f->f_flags);
-		st->orig_flags = (__u32)w[0];
-		st->orig_mode = (__u32)(w[0] >> 32);
+	if (sizes && F_OFF(f_mode) == F_OFF(f_flags) + 4) {
+		bpf_core_read(&st->orig_flags, 8, &f->f_flags);
 	} else {
 		st->orig_mode = BPF_CORE_READ(f, f_mode);
 		st->orig_flags = BPF_CORE_READ(f, f_flags);

@@ -285,4 +285,63 @@ TEST_F(pathops, opath_dir_read_trailing_dot_slashes)
 	list_dir_case(_metadata, self, "//.//./");
 }
 
+/*
+ * The link as the last component of a symlink that is itself followed in the middle of another
+ * symlink's target: l -> m/file, m -> /proc/self/fd/N[TAIL], open(l). Nothing follows the
+ * link's name in the string it is read from (m's target), yet the walk goes on to "file", in
+ * the open's last walk (l is the open's trailing link). Opening "file" for writing through the
+ * link of an O_PATH fd of its directory: by name only if the directory can still be searched.
+ */
+static const char *nested_tail;
+
+static int open_nested(struct enf_agent *agent, void *arg)
+{
+	char m[64], l[64], target[PATH_MAX];
+	struct pathop *p = arg;
+	int fd, f;
+
+	fd = open(p->dir, O_PATH | O_CLOEXEC);
+	if (fd < 0 || opened(agent, p))
+		return ENF_SETUP_FAILED;
+	snprintf(m, sizeof(m), "/tmp/nested-m.%d", getpid());
+	snprintf(l, sizeof(l), "/tmp/nested-l.%d", getpid());
+	snprintf(target, sizeof(target), "/proc/self/fd/%d%s", fd, nested_tail);
+	if (symlink(target, m))
+		return ENF_SETUP_FAILED;
+	snprintf(target, sizeof(target), "%s/file", m);
+	if (symlink(target, l)) {
+		unlink(m);
+		return ENF_SETUP_FAILED;
+	}
+	f = open(l, O_WRONLY | O_CLOEXEC);
+	p->err = f < 0 ? errno : 0;
+	if (f >= 0) {
+		if (pwrite(f, ENF_PAYLOAD, strlen(ENF_PAYLOAD), 0) != (ssize_t)strlen(ENF_PAYLOAD))
+			p->err = EIO;
+		close(f);
+	}
+	unlink(l);
+	unlink(m);
+	close(fd);
+	return 0;
+}
+
+static void nested_case(struct __test_metadata *const _metadata, FIXTURE_DATA(pathops) *self,
+			const char *tail)
+{
+	nested_tail = tail;
+	run_pathop(_metadata, self->p, open_nested);
+	expect_outcome(_metadata, self->p, ENF_PAYLOAD, false);
+}
+
+TEST_F(pathops, nested_link_last_in_its_symlink)
+{
+	nested_case(_metadata, self, "");
+}
+
+TEST_F(pathops, nested_link_last_in_its_symlink_dot)
+{
+	nested_case(_metadata, self, "/.");
+}
+
 TEST_HARNESS_MAIN
