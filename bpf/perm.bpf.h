@@ -22,8 +22,8 @@ struct opener {
 	__u64 ids;		/* fsuid << 32 | fsgid */
 	__u64 user_ns;		/* struct user_namespace * of the credentials */
 	int ngroups;
-	int dac_search;		/* passes every directory: CAP_DAC_* in the initial user ns */
-	int dac_ns;		/* CAP_DAC_* in another user ns: over what it maps */
+	__u8 dac_search;	/* passes every directory: CAP_DAC_* in the initial user ns */
+	__u8 dac_ns;		/* CAP_DAC_* in another user ns: over what it maps */
 };
 
 static __always_inline void opener_init(struct opener *o, struct task_struct *task)
@@ -266,14 +266,15 @@ static __always_inline bool ext4_has_no_xattrs(struct inode *inode)
 }
 
 /*
- * The ACL that decides search on @inode, as check_acl() finds it: *aclp set (NULL: none), or
+ * The ACL that decides search on @inode, whose i_acl is @acl, as check_acl() finds it: *aclp set
+ * (NULL: none), or
  * SEARCH_UNKNOWN when it cannot be known from here: not cached yet by a filesystem that would
  * fetch it (the kernel reads it from disk on the first check, which nodefd cannot do), or an
  * overlay inode whose real inode is not known.
  */
-static __always_inline int dir_acl(struct inode *inode, struct posix_acl **aclp)
+static __always_inline int dir_acl(struct inode *inode, struct posix_acl *acl,
+				   struct posix_acl **aclp)
 {
-	struct posix_acl *acl = BPF_CORE_READ(inode, i_acl);
 
 	/* overlayfs caches no ACL of its own (ACL_DONT_CACHE): it gives the real inode's. */
 	if (acl == ACL_DONT_CACHE && BPF_CORE_READ(inode, i_sb, s_magic) == OVERLAYFS_SUPER_MAGIC) {
@@ -310,9 +311,10 @@ extern const void kernfs_iop_permission __ksym __weak;
 extern const void btrfs_permission __ksym __weak;
 extern const void ovl_permission __ksym __weak;
 
-static __always_inline bool permission_is_generic(struct inode *inode)
+/* Whether inodes with operations @iop are judged here (see above): one read of ->permission. */
+static __always_inline bool permission_is_generic(const struct inode_operations *iop)
 {
-	const void *perm = BPF_CORE_READ(inode, i_op, permission);
+	const void *perm = BPF_CORE_READ(iop, permission);
 
 	return !perm || (&kernfs_iop_permission && perm == &kernfs_iop_permission) ||
 	       (&btrfs_permission && perm == &btrfs_permission) ||
@@ -320,65 +322,86 @@ static __always_inline bool permission_is_generic(struct inode *inode)
 }
 
 /*
- * i_mode, i_uid and i_gid in one read where they head struct inode (6.1 and 6.12: mode,
- * opflags, uid, gid), a read each otherwise: three reads a directory were a third of a walk's
- * cost. Offsets are the running kernel's; the verifier drops the branch not taken.
+ * What a search check reads of a directory's inode: the head of struct inode as 6.1 and 6.12
+ * lay it out, read whole where the running kernel does too.
  */
-static __always_inline void inode_owner(struct inode *inode, __u16 *mode, __u32 *uid, __u32 *gid)
-{
-	__u64 w[2] = {};
+struct inode_head {
+	__u16 mode;
+	__u16 opflags;
+	__u32 uid;
+	__u32 gid;
+	__u32 flags;
+	__u64 acl;		/* i_acl */
+	__u64 default_acl;
+	__u64 iop;		/* i_op */
+};
 
+/*
+ * i_mode, i_uid, i_gid, i_acl and i_op in one read of 40 bytes where they head struct inode
+ * as in struct inode_head, a read each otherwise: a bpf_probe_read_kernel() costs about 100
+ * instructions whatever its size up to a few tens of bytes, and they were five a directory.
+ * Offsets are the running kernel's; the verifier drops the branch not taken.
+ */
+static __always_inline void inode_head_read(struct inode *inode, struct inode_head *h)
+{
 	if (bpf_core_field_offset(struct inode, i_mode) == 0 &&
 	    bpf_core_field_offset(struct inode, i_uid) == 4 &&
-	    bpf_core_field_offset(struct inode, i_gid) == 8) {
-		bpf_probe_read_kernel(w, 12, inode);
-		*mode = (__u16)w[0];
-		*uid = (__u32)(w[0] >> 32);
-		*gid = (__u32)w[1];
+	    bpf_core_field_offset(struct inode, i_gid) == 8 &&
+	    bpf_core_field_offset(struct inode, i_acl) == 16 &&
+	    bpf_core_field_offset(struct inode, i_op) == 32) {
+		bpf_probe_read_kernel(h, sizeof(*h), inode);
 		return;
 	}
-	*mode = BPF_CORE_READ(inode, i_mode);
-	*uid = BPF_CORE_READ(inode, i_uid.val);
-	*gid = BPF_CORE_READ(inode, i_gid.val);
+	h->mode = BPF_CORE_READ(inode, i_mode);
+	h->uid = BPF_CORE_READ(inode, i_uid.val);
+	h->gid = BPF_CORE_READ(inode, i_gid.val);
+	h->acl = (__u64)BPF_CORE_READ(inode, i_acl);
+	h->iop = (__u64)BPF_CORE_READ(inode, i_op);
 }
 
 /*
  * generic_permission(@inode, MAY_EXEC) for the opener @o: owner bits, ACL, group or other
  * bits, then the DAC capabilities (in the initial user namespace over every directory, in
- * another over the ones whose owner and group it maps). @sb_flags: the superblock's flags.
+ * another over the ones whose owner and group it maps). @posixacl: the superblock has
+ * SB_POSIXACL.
+ * @generic_iop: the last inode operations found judged here, of this walk (a walk's
+ * directories mostly share one filesystem's), so ->permission is read when they change.
  */
 static __always_inline int may_search(const struct opener *o, struct inode *inode,
-				      unsigned long sb_flags)
+				      bool posixacl, __u64 *generic_iop)
 {
 	struct posix_acl *acl = NULL;
-	__u32 uid, gid;
-	__u16 mode;
+	struct inode_head h;
 	int s;
 
 	if (o->dac_search)
 		return SEARCH_OK;
-	if (!permission_is_generic(inode))
-		return SEARCH_FS_DECIDES;
-	inode_owner(inode, &mode, &uid, &gid);
+	inode_head_read(inode, &h);
+	if (h.iop != *generic_iop) {
+		if (!permission_is_generic((const struct inode_operations *)h.iop))
+			return SEARCH_FS_DECIDES;
+		*generic_iop = h.iop;
+	}
 	if (o->dac_ns &&
 	    nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, uid_map),
-			     uid) &&
-	    nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, gid_map), gid))
+			     h.uid) &&
+	    nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, gid_map),
+			     h.gid))
 		return SEARCH_OK;
-	if (uid == o->ids >> 32)
-		return (mode & S_IXUSR) ? SEARCH_OK : SEARCH_DENIED;
-	if ((sb_flags & SB_POSIXACL) && (mode & S_IRWXG)) {
-		s = dir_acl(inode, &acl);
+	if (h.uid == o->ids >> 32)
+		return (h.mode & S_IXUSR) ? SEARCH_OK : SEARCH_DENIED;
+	if (posixacl && (h.mode & S_IRWXG)) {
+		s = dir_acl(inode, (struct posix_acl *)h.acl, &acl);
 		if (s != SEARCH_OK)
 			return s;
 		if (acl)
-			return nodefd_acl_search((__u64)acl, gid);
+			return nodefd_acl_search((__u64)acl, h.gid);
 	}
 	/* Group and other agree on search: no need to look at the groups (as the kernel does). */
-	if (((mode ^ (mode >> 3)) & S_IXOTH) &&
-	    nodefd_in_group(o->groups, o->ngroups, (__u32)o->ids, gid))
-		mode >>= 3;
-	return (mode & S_IXOTH) ? SEARCH_OK : SEARCH_DENIED;
+	if (((h.mode ^ (h.mode >> 3)) & S_IXOTH) &&
+	    nodefd_in_group(o->groups, o->ngroups, (__u32)o->ids, h.gid))
+		h.mode >>= 3;
+	return (h.mode & S_IXOTH) ? SEARCH_OK : SEARCH_DENIED;
 }
 
 #endif /* __NODEFD_PERM_BPF_H */

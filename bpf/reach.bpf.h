@@ -12,12 +12,14 @@ struct walk {
 	struct dentry *d;
 	struct mount *m;
 	struct dentry *mnt_root;	/* m's root dentry */
-	unsigned long sb_flags;		/* m's superblock flags */
 	struct dentry *root_d;
 	__u64 ns;			/* the opener's struct mnt_namespace * */
 	struct dentry *refused;		/* directory that refused search, or NULL */
+	struct dentry *up;		/* d's parent, read with the step onto d; NULL: not yet */
+	__u64 generic_iop;		/* may_search()'s: inode operations judged here */
 	int search;			/* enum search of the refusing directory */
 	/* Together after the int: the walk lives in the deepest call chain's second frame. */
+	bool posixacl;			/* m's superblock has SB_POSIXACL */
 	bool idmapped;			/* m is an idmapped mount */
 	bool reached_root;
 	bool done;
@@ -27,7 +29,7 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
 {
 	w->m = m;
 	w->mnt_root = BPF_CORE_READ(m, mnt.mnt_root);
-	w->sb_flags = BPF_CORE_READ(m, mnt.mnt_sb, s_flags);
+	w->posixacl = !!(BPF_CORE_READ(m, mnt.mnt_sb, s_flags) & SB_POSIXACL);
 	w->idmapped = mount_idmapped((void *)m + bpf_core_field_offset(struct mount, mnt));
 }
 
@@ -94,6 +96,24 @@ __noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
 	return (__u64)(a.same ?: a.whole);
 }
 
+/*
+ * @d's inode, and its parent in *@up: one read of 32 bytes where d_inode follows d_parent by
+ * 24 (6.1 and 6.12: d_name between), which gives the next step its parent too.
+ */
+static __always_inline struct inode *dentry_up(struct dentry *d, struct dentry **up)
+{
+	__u64 w[4];
+
+	if (bpf_core_field_offset(struct dentry, d_inode) ==
+	    bpf_core_field_offset(struct dentry, d_parent) + 24) {
+		bpf_core_read(w, sizeof(w), &d->d_parent);
+		*up = (struct dentry *)w[0];
+		return (struct inode *)w[3];
+	}
+	*up = BPF_CORE_READ(d, d_parent);
+	return BPF_CORE_READ(d, d_inode);
+}
+
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
@@ -128,18 +148,20 @@ static long walk_step(__u32 i, void *ctx)
 			return 1;
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
+		w->up = NULL;
 		walk_enter(w, pm);
 		return 0;
 	}
-	p = BPF_CORE_READ(d, d_parent);
+	p = w->up ? w->up : BPF_CORE_READ(d, d_parent);
 	if (!p || p == d) {
 		/* A disconnected dentry: it leads to no root. */
 		w->done = true;
 		return 1;
 	}
 	w->d = p;
-	s = w->idmapped && !w->o.dac_search ? SEARCH_IDMAPPED :
-					      may_search(&w->o, BPF_CORE_READ(p, d_inode), w->sb_flags);
+	s = w->idmapped && !w->o.dac_search ?
+		    SEARCH_IDMAPPED :
+		    may_search(&w->o, dentry_up(p, &w->up), w->posixacl, &w->generic_iop);
 	if (s == SEARCH_OK)
 		return 0;
 	w->refused = p;
