@@ -22,6 +22,8 @@
 #define O_NODE 040000000
 
 #define LOOKUP_PARENT 0x0010
+/* nameidata.state: the walk's last step was a jump (fs/namei.c; 6.1 and 6.12) */
+#define ND_JUMPED 4
 #define LOOKUP_OPEN 0x0100
 #define SB_POSIXACL (1 << 16)
 #define MNT_NS_INTERNAL ((void *)-22L)

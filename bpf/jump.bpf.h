@@ -28,6 +28,38 @@
  */
 
 #define SIGKILL 9
+
+/*
+ * How many tasks have a watch armed (nd_jump_link has something to compare) and how many a
+ * walk refused after its jump (file_open and the path hooks have something to refuse): when
+ * none has, those programs need not look their task storage up, which is most of what they
+ * cost on every magic-link jump, every walk that followed a symlink, every mkdir. A count
+ * goes up when a task's state goes from nothing to something, and down when it goes back or
+ * the task is freed (nodefd_task_free); a decrement missed (task storage busy on that CPU)
+ * leaves it too high, which costs lookups and never skips one that was needed.
+ */
+__u64 nodefd_watches;
+__u64 nodefd_raced;
+
+static __always_inline void watch_to(struct task_state *st, __u8 watch)
+{
+	if (!st->watch && watch)
+		__sync_fetch_and_add(&nodefd_watches, 1);
+	else if (st->watch && !watch)
+		__sync_fetch_and_add(&nodefd_watches, -1);
+	st->watch = watch;
+}
+
+static __always_inline void raced_to(struct task_state *st, __u64 nd, __u64 syscall)
+{
+	if (!st->raced_syscall && syscall)
+		__sync_fetch_and_add(&nodefd_raced, 1);
+	else if (st->raced_syscall && !syscall)
+		__sync_fetch_and_add(&nodefd_raced, -1);
+	st->raced_nd = nd;
+	st->raced_syscall = syscall;
+}
+
 #define X32_SYSCALL_BIT 0x40000000
 #define O_PATH 010000000
 
@@ -149,7 +181,7 @@ static __always_inline bool jump_refused(struct task_struct *task, struct task_s
 	if (!st || !st->raced_syscall || (nd && nd != st->raced_nd) ||
 	    st->raced_syscall != current_syscall(task))
 		return false;
-	st->raced_nd = st->raced_syscall = 0;
+	raced_to(st, 0, 0);
 	return true;
 }
 
@@ -186,7 +218,7 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 		class = WATCH_REFUSE;
 	if (class == WATCH_REFUSE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
-	st->watch = class;
+	watch_to(st, class);
 	return 0;
 }
 
@@ -195,6 +227,8 @@ static __always_inline int jump_hook(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
+	if (!nodefd_raced)
+		return 0;
 	return jump_refused(task, bpf_task_storage_get(&task_state, task, 0, 0)) ? -EACCES : 0;
 }
 

@@ -266,6 +266,7 @@ struct pid {
 struct nameidata {
 	struct qstr last;
 	unsigned int flags;
+	unsigned int state;
 	int total_link_count;
 };
 

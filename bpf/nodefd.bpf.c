@@ -255,7 +255,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		st = bpf_task_storage_get(&task_state, task, 0, 0);
 		if (st) {
 			st->armed = ARMED_NONE;
-			st->watch = WATCH_NONE;
+			watch_to(st, WATCH_NONE);
 		}
 		return 0;
 	}
@@ -273,7 +273,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
 	st->armed = ARMED_NONE;
-	st->watch = WATCH_NONE;
+	watch_to(st, WATCH_NONE);
 	st->kind = kind;
 	st->has_origin = 0;
 	st->fd = -1;
@@ -407,11 +407,13 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	struct ctx c = {};
 	__u8 watch;
 
+	if (!nodefd_watches)
+		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st || st->watch == WATCH_NONE)
 		return 0;
 	watch = st->watch;
-	st->watch = WATCH_NONE;
+	watch_to(st, WATCH_NONE);
 	if ((__u64)task->nameidata != st->nd ||
 	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
 		return 0;
@@ -434,8 +436,7 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	c.mnt = BPF_CORE_READ(path, mnt);
 	if (!judge_place(&c))
 		return 0;
-	st->raced_nd = st->nd;
-	st->raced_syscall = current_syscall(task);
+	raced_to(st, st->nd, current_syscall(task));
 	if (watch == WATCH_KILL)
 		bpf_send_signal(SIGKILL);
 	return 0;
@@ -461,6 +462,14 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	task = bpf_get_current_task_btf();
 	nd = task->nameidata;
 	if (!nd || !nd->total_link_count)
+		return 0;
+	/*
+	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
+	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
+	 * end on a magic link, nor on "/" or "/." after one; with no walk refused after its
+	 * jump anywhere, there is nothing to find in task storage.
+	 */
+	if (!(nd->state & ND_JUMPED) && !nodefd_raced)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st)
@@ -727,4 +736,25 @@ SEC("lsm/path_chmod")
 int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
 {
 	return ret ?: jump_hook();
+}
+
+/*
+ * A task freed with a watch armed (a permission check failed between its link and its jump)
+ * or a refused walk not used up (killed) takes them out of the counts (jump.bpf.h). Runs
+ * before the kernel frees the task's storage (6.1: the next hook in bpf's list; 6.12: after
+ * security_task_free()).
+ */
+SEC("lsm/task_free")
+int BPF_PROG(nodefd_task_free, struct task_struct *task)
+{
+	struct task_state *st;
+
+	if (!nodefd_watches && !nodefd_raced)
+		return 0;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (st) {
+		watch_to(st, WATCH_NONE);
+		raced_to(st, 0, 0);
+	}
+	return 0;
 }

@@ -50,9 +50,10 @@
  * the same below a 0700 directory the opener cannot search (it got the fd from root), refused
  * with an event (while detached the kernel allows it). MIDPATH: /proc/self/fd/DIR/file, judged at the link.
  * MKDIR: mkdir+rmdir in /tmp, which pass path_mkdir and path_rmdir (nodefd's hooks for what a
- * walk refused after its jump would do; one task storage lookup each).
+ * walk refused after its jump would do). FORK: fork, _exit and wait, whose freed task passes
+ * task_free (nodefd's hook that takes its state out of the counts of watched and refused walks).
  */
-enum kind { FAST, SYMLINK, REOPEN, BYNAME, DENIED, MIDPATH, MKDIR };
+enum kind { FAST, SYMLINK, REOPEN, BYNAME, DENIED, MIDPATH, MKDIR, FORK };
 
 struct workload {
 	const char *name;
@@ -84,10 +85,11 @@ static struct workload wl[] = {
 	{ "reopen d8, 4096 policies, cgroup level 1", REOPEN, 8, NODEFD_MAX_POLICIES, 1, "" },
 	{ "reopen d8, 4096 policies, cgroup level 30", REOPEN, 8, NODEFD_MAX_POLICIES, CG_DEEP, "" },
 	{ "mkdir+rmdir in /tmp (path hooks)", MKDIR, 2, 0, 0, "" },
+	{ "fork+exit+wait (task_free)", FORK, 0, 0, 0, "" },
 };
 enum { W_FAST, W_SYMLINK, W_REOPEN1, W_REOPEN8, W_REOPEN32, W_REOPEN64, W_BYNAME1, W_BYNAME8,
        W_BYNAME32, W_BYNAME64, W_DENIED, W_MIDPATH, W_POL10_1, W_POL10_30, W_POL1000_1,
-       W_POL1000_30, W_POL4096_1, W_POL4096_30, W_MKDIR };
+       W_POL1000_30, W_POL4096_1, W_POL4096_30, W_MKDIR, W_FORK };
 #define NWL ((int)(sizeof(wl) / sizeof(wl[0])))
 
 static int denied_fd = -1;
@@ -188,6 +190,30 @@ static double measure_mkdir(void)
 	return (now_ns() - t0) / iters;
 }
 
+/* fork, _exit in the child, wait in the parent: ns per child. */
+static double measure_fork(void)
+{
+	long n = iters / 10 > 0 ? iters / 10 : 1;
+	double t0 = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			t0 = now_ns();
+		for (long i = 0; i < n; i++) {
+			pid_t pid = fork();
+			int status;
+
+			if (pid < 0)
+				return -1;
+			if (!pid)
+				_exit(0);
+			if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+				return -1;
+		}
+	}
+	return (now_ns() - t0) / n;
+}
+
 /* One measurement of workload W, in ns per operation, as the calling (unprivileged) user. */
 static double measure(const struct workload *w)
 {
@@ -223,6 +249,8 @@ static double measure(const struct workload *w)
 		break;
 	case MKDIR:
 		return measure_mkdir();
+	case FORK:
+		return measure_fork();
 	}
 	if (w->kind > SYMLINK && hold < 0)
 		return -1;
