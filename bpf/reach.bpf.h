@@ -15,7 +15,7 @@ struct walk {
 	struct dentry *root_d;
 	__u64 ns;			/* the opener's struct mnt_namespace * */
 	struct dentry *refused;		/* directory that refused search, or NULL */
-	struct dentry *up;		/* d's parent, read with the step onto d; NULL: not yet */
+	struct dentry *up;		/* d's parent, read with the step onto d, or NULL */
 	__u64 generic_iop;		/* may_search()'s: inode operations judged here */
 	int search;			/* enum search of the refusing directory */
 	/* Together after the int: the walk lives in the deepest call chain's second frame. */
@@ -159,9 +159,12 @@ static long walk_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->d = p;
-	s = w->idmapped && !w->o.dac_search ?
-		    SEARCH_IDMAPPED :
-		    may_search(&w->o, dentry_up(p, &w->up), w->posixacl, &w->generic_iop);
+	if (w->idmapped && !w->o.dac_search) {
+		w->up = NULL;	/* p's parent not read: the next step (a second walk) reads it */
+		s = SEARCH_IDMAPPED;
+	} else {
+		s = may_search(&w->o, dentry_up(p, &w->up), w->posixacl, &w->generic_iop);
+	}
 	if (s == SEARCH_OK)
 		return 0;
 	w->refused = p;
