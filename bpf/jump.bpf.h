@@ -41,6 +41,39 @@
 __u64 nodefd_watches;
 __u64 nodefd_raced;
 
+/*
+ * On 6.1, bpf_task_storage_get() gives NULL when this CPU's task-storage lock is held: by a
+ * task preempted inside a storage helper (preempt=full), or by what an interrupt cut into.
+ * That is not "no state": a hook that finds NULL while the lock is held cannot tell whether
+ * the walk armed it, and refuses (reason nomem) instead of letting the operation through.
+ * 6.2 on give LSM programs a lookup that waits (and fentry programs the one that fails,
+ * bpf_task_storage_get_recur): there NULL is no state.
+ * The lock is the per-CPU counter bpf_task_storage_busy, read at this CPU's offset, both
+ * found in kallsyms (data symbols: CONFIG_KALLSYMS_ALL, as Debian's kernels have it); where
+ * they are not, nothing can be told, as before.
+ */
+extern const void bpf_task_storage_busy __ksym __weak;
+extern const void __per_cpu_offset __ksym __weak;
+/* Since 6.2 the failing lookup is this one, for tracing programs only. */
+extern const void bpf_task_storage_get_recur __ksym __weak;
+
+#define NODEFD_MAX_CPUS 8192
+
+static __always_inline bool task_storage_busy(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 off = 0;
+	int busy = 0;
+
+	if (&bpf_task_storage_get_recur)
+		return false;	/* an LSM program's lookup waits: NULL is no state */
+	if (!&bpf_task_storage_busy || !&__per_cpu_offset || cpu >= NODEFD_MAX_CPUS)
+		return false;
+	bpf_probe_read_kernel(&off, sizeof(off), (const __u64 *)&__per_cpu_offset + cpu);
+	bpf_probe_read_kernel(&busy, sizeof(busy), (const char *)&bpf_task_storage_busy + off);
+	return busy != 0;
+}
+
 static __always_inline void watch_to(struct task_state *st, __u8 watch)
 {
 	if (!st->watch && watch)
@@ -227,9 +260,14 @@ static __always_inline int jump_hook(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
+	struct task_state *st;
+
 	if (!nodefd_raced)
 		return 0;
-	return jump_refused(task, bpf_task_storage_get(&task_state, task, 0, 0)) ? -EACCES : 0;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st && task_storage_busy())
+		return -EACCES;	/* cannot tell: some walk is refused, it may be this one's */
+	return jump_refused(task, st) ? -EACCES : 0;
 }
 
 #endif /* __NODEFD_JUMP_BPF_H */

@@ -442,6 +442,28 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	return 0;
 }
 
+/*
+ * A hook that could not read the task's state (task_storage_busy()): refused as the link rule
+ * with reason nomem, as the link hook refuses a walk whose state it cannot store, in the mode
+ * of the opener's policy; nothing when nodefd is off. 0 or -EACCES.
+ */
+static __always_inline int unknown_state(struct ctx *c, struct task_struct *task, __u8 hook,
+					 __u64 dentry, __u64 mnt)
+{
+	__u32 zero = 0;
+	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
+
+	if (!cfg || !cfg->enabled)
+		return 0;
+	c->task = task;
+	c->hook = hook;
+	c->fd = -1;
+	c->dentry = (struct dentry *)dentry;
+	c->mnt = (struct vfsmount *)mnt;
+	c->policy = policy_of(task);
+	return verdict(c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 {
@@ -469,13 +491,31 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * end on a magic link, nor on "/" or "/." after one; with no walk refused after its
 	 * jump anywhere, there is nothing to find in task storage.
 	 */
-	if (!(nd->state & ND_JUMPED) && !nodefd_raced)
+	if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st)
-		return 0;
+	if (!st) {
+		if (!task_storage_busy())
+			return 0;
+		/* Whatever a link of this walk armed is out of reach (jump.bpf.h): fail closed. */
+		count(NODEFD_CNT_NOMEM);
+		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
+				     (__u64)BPF_CORE_READ(file, f_path.dentry),
+				     (__u64)BPF_CORE_READ(file, f_path.mnt));
+	}
 	if (jump_refused(task, st))
 		return -EACCES;	/* reported at the jump */
+	/*
+	 * A watch still armed for this walk: its jump went unchecked (nd_jump_link found no
+	 * state, the task-storage lock being held): fail closed.
+	 */
+	if (st->watch != WATCH_NONE && st->nd == (__u64)nd) {
+		count(NODEFD_CNT_NOMEM);
+		watch_to(st, WATCH_NONE);
+		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
+				     (__u64)BPF_CORE_READ(file, f_path.dentry),
+				     (__u64)BPF_CORE_READ(file, f_path.mnt));
+	}
 	if (st->armed == ARMED_NONE)
 		return 0;
 
@@ -568,11 +608,16 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
  * again with the same arguments after the last one failed between its walk and its hook.)
  */
 static __always_inline struct task_state *path_op_origin(struct task_struct *task, __u64 d,
-							 bool *lost)
+							 bool *lost, bool *busy)
 {
 	struct task_state *st = bpf_task_storage_get(&task_state, task, 0, 0);
 
-	if (!st || st->armed != ARMED_PATH_OP || st->syscall != current_syscall(task))
+	if (!st) {
+		/* The state out of reach (jump.bpf.h): the walk may have armed it. */
+		*busy = task_storage_busy();
+		return NULL;
+	}
+	if (st->armed != ARMED_PATH_OP || st->syscall != current_syscall(task))
 		return NULL;
 	st->armed = ARMED_NONE;
 	if (st->dentry == d)
@@ -618,7 +663,7 @@ int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 {
 	struct task_struct *task;
 	struct task_state *st;
-	bool lost = false;
+	bool lost = false, busy = false;
 	struct ctx c = {};
 	__u64 d;
 
@@ -628,7 +673,10 @@ int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 	if (jump_hook())
 		return -EACCES;
 	d = (__u64)BPF_CORE_READ(path, dentry);
-	st = path_op_origin(task, d, &lost);
+	st = path_op_origin(task, d, &lost, &busy);
+	if (busy)
+		return unknown_state(&c, task, NODEFD_HOOK_TRUNCATE, d,
+				     (__u64)BPF_CORE_READ(path, mnt));
 	if (!st || (!st->has_origin && !lost))
 		return 0;
 	if (!path_op_ctx(&c, task, NODEFD_HOOK_TRUNCATE, d, (__u64)BPF_CORE_READ(path, mnt)))
@@ -650,7 +698,7 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	struct task_state *st = NULL;
 	struct file *f = NULL;
 	struct ctx c = {};
-	bool tmpfile, lost = false;
+	bool tmpfile, lost = false, busy = false;
 	__u64 d = 0;
 	int err = 0;
 
@@ -664,7 +712,10 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	c.fd = -1;
 	f = linkat_fd(task, d, &c.fd);
 	if (!f) {
-		st = path_op_origin(task, d, &lost);
+		st = path_op_origin(task, d, &lost, &busy);
+		if (busy)
+			return unknown_state(&c, task, NODEFD_HOOK_LINK, d,
+					     (__u64)BPF_CORE_READ(new_dir, mnt));
 		if (!st && !(task->flags & PF_IO_WORKER))
 			return 0;	/* a link by name: never judged */
 	}
