@@ -258,12 +258,12 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 /* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */
 static __always_inline int jump_hook(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-
+	struct task_struct *task;
 	struct task_state *st;
 
 	if (!nodefd_raced)
 		return 0;
+	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st && task_storage_busy())
 		return -EACCES;	/* cannot tell: some walk is refused, it may be this one's */

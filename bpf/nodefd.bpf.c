@@ -442,25 +442,36 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	return 0;
 }
 
-/*
- * A hook that could not read the task's state (task_storage_busy()): refused as the link rule
- * with reason nomem, as the link hook refuses a walk whose state it cannot store, in the mode
- * of the opener's policy; nothing when nodefd is off. 0 or -EACCES.
- */
-static __always_inline int unknown_state(struct ctx *c, struct task_struct *task, __u8 hook,
-					 __u64 dentry, __u64 mnt)
+/* Fills @c for a path operation of @hook on @dentry/@mnt; false when nodefd is off. */
+static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task, __u8 hook,
+					__u64 dentry, __u64 mnt)
 {
 	__u32 zero = 0;
 	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
 
 	if (!cfg || !cfg->enabled)
-		return 0;
+		return false;
+	count(NODEFD_CNT_CHECKED);
 	c->task = task;
+	c->policy = policy_of(task);
 	c->hook = hook;
-	c->fd = -1;
 	c->dentry = (struct dentry *)dentry;
 	c->mnt = (struct vfsmount *)mnt;
-	c->policy = policy_of(task);
+	return true;
+}
+
+/*
+ * A hook that could not read the task's state (task_storage_busy(), or a watch nd_jump_link
+ * could not read): refused as the link hook refuses a walk whose state it cannot store, reason
+ * nomem, in the mode of the opener's policy; nothing when nodefd is off. 0 or -EACCES.
+ */
+static __always_inline int unknown_state(struct ctx *c, struct task_struct *task, __u8 hook,
+					 __u64 dentry, __u64 mnt)
+{
+	count(NODEFD_CNT_NOMEM);
+	if (!path_op_ctx(c, task, hook, dentry, mnt))
+		return 0;
+	c->fd = -1;
 	return verdict(c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 }
 
@@ -494,28 +505,22 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st) {
-		if (!task_storage_busy())
-			return 0;
-		/* Whatever a link of this walk armed is out of reach (jump.bpf.h): fail closed. */
-		count(NODEFD_CNT_NOMEM);
+	if (!st && !task_storage_busy())
+		return 0;
+	/*
+	 * Fail closed when what a link of this walk armed is out of reach (jump.bpf.h), or when
+	 * a watch is still armed for this walk: nd_jump_link could not read it, its jump went
+	 * unchecked.
+	 */
+	if (!st || (st->watch != WATCH_NONE && st->nd == (__u64)nd)) {
+		if (st)
+			watch_to(st, WATCH_NONE);
 		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
 				     (__u64)BPF_CORE_READ(file, f_path.dentry),
 				     (__u64)BPF_CORE_READ(file, f_path.mnt));
 	}
 	if (jump_refused(task, st))
 		return -EACCES;	/* reported at the jump */
-	/*
-	 * A watch still armed for this walk: its jump went unchecked (nd_jump_link found no
-	 * state, the task-storage lock being held): fail closed.
-	 */
-	if (st->watch != WATCH_NONE && st->nd == (__u64)nd) {
-		count(NODEFD_CNT_NOMEM);
-		watch_to(st, WATCH_NONE);
-		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
-				     (__u64)BPF_CORE_READ(file, f_path.dentry),
-				     (__u64)BPF_CORE_READ(file, f_path.mnt));
-	}
 	if (st->armed == ARMED_NONE)
 		return 0;
 
@@ -624,24 +629,6 @@ static __always_inline struct task_state *path_op_origin(struct task_struct *tas
 		return st;
 	*lost = !origin_read_again(st) || st->dentry != d;
 	return st;
-}
-
-/* Fills @c for a path operation of @hook on @dentry/@mnt; false when nodefd is off. */
-static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task, __u8 hook,
-					__u64 dentry, __u64 mnt)
-{
-	__u32 zero = 0;
-	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
-
-	if (!cfg || !cfg->enabled)
-		return false;
-	count(NODEFD_CNT_CHECKED);
-	c->task = task;
-	c->policy = policy_of(task);
-	c->hook = hook;
-	c->dentry = (struct dentry *)dentry;
-	c->mnt = (struct vfsmount *)mnt;
-	return true;
 }
 
 static __always_inline void ctx_origin(struct ctx *c, const struct task_state *st)

@@ -266,16 +266,14 @@ static __always_inline bool ext4_has_no_xattrs(struct inode *inode)
 }
 
 /*
- * The ACL that decides search on @inode, whose i_acl is @acl, as check_acl() finds it: *aclp set
- * (NULL: none), or
- * SEARCH_UNKNOWN when it cannot be known from here: not cached yet by a filesystem that would
- * fetch it (the kernel reads it from disk on the first check, which nodefd cannot do), or an
- * overlay inode whose real inode is not known.
+ * The ACL that decides search on @inode, whose i_acl is @acl, as check_acl() finds it: *aclp
+ * set (NULL: none), or SEARCH_UNKNOWN when it cannot be known from here: not cached yet by a
+ * filesystem that would fetch it (the kernel reads it from disk on the first check, which
+ * nodefd cannot do), or an overlay inode whose real inode is not known.
  */
 static __always_inline int dir_acl(struct inode *inode, struct posix_acl *acl,
 				   struct posix_acl **aclp)
 {
-
 	/* overlayfs caches no ACL of its own (ACL_DONT_CACHE): it gives the real inode's. */
 	if (acl == ACL_DONT_CACHE && BPF_CORE_READ(inode, i_sb, s_magic) == OVERLAYFS_SUPER_MAGIC) {
 		inode = ovl_real_inode(inode);
