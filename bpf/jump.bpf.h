@@ -42,6 +42,20 @@ __u64 nodefd_watches;
 __u64 nodefd_raced;
 
 /*
+ * Walks whose jump nd_jump_link could not check because the walker's task storage was out
+ * of reach (the task-storage lock, below): task -> the walk's nameidata, for file_open to
+ * refuse the open at the end of that walk (reason nomem), and how many there are. A record is
+ * used up by the task's next open that followed a symlink, or freed with the task.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u64);
+} unchecked_jumps SEC(".maps");
+__u64 nodefd_unchecked;
+
+/*
  * On 6.1, bpf_task_storage_get() gives NULL when this CPU's task-storage lock is held: by a
  * task preempted inside a storage helper (preempt=full), or by what an interrupt cut into.
  * That is not "no state": a hook that finds NULL while the lock is held cannot tell whether
@@ -59,19 +73,66 @@ extern const void bpf_task_storage_get_recur __ksym __weak;
 
 #define NODEFD_MAX_CPUS 8192
 
-static __always_inline bool task_storage_busy(void)
+/*
+ * Is this CPU's task-storage lock held? What a failed lookup of a tracing program means on
+ * every kernel (fentry's lookup fails while it is held, 6.12's bpf_task_storage_get_recur too).
+ */
+static __always_inline bool task_storage_locked(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 off = 0;
 	int busy = 0;
 
-	if (&bpf_task_storage_get_recur)
-		return false;	/* an LSM program's lookup waits: NULL is no state */
 	if (!&bpf_task_storage_busy || !&__per_cpu_offset || cpu >= NODEFD_MAX_CPUS)
 		return false;
 	bpf_probe_read_kernel(&off, sizeof(off), (const __u64 *)&__per_cpu_offset + cpu);
 	bpf_probe_read_kernel(&busy, sizeof(busy), (const char *)&bpf_task_storage_busy + off);
 	return busy != 0;
+}
+
+/* The same for an LSM program's failed lookup: on 6.2 and later it waits, NULL is no state. */
+static __always_inline bool task_storage_busy(void)
+{
+	if (&bpf_task_storage_get_recur)
+		return false;
+	return task_storage_locked();
+}
+
+/*
+ * nd_jump_link with the walker's state out of reach: if the walk is watched, its jump goes
+ * unchecked; recorded for file_open. With nowhere to record it (1 024 such walks at once),
+ * the walker is killed before it returns to user space: fail closed.
+ */
+static __always_inline void unchecked_add(struct task_struct *task, __u64 nd)
+{
+	__u64 key = (__u64)task;
+
+	count(NODEFD_CNT_NOMEM);
+	if (!bpf_map_update_elem(&unchecked_jumps, &key, &nd, BPF_NOEXIST)) {
+		__sync_fetch_and_add(&nodefd_unchecked, 1);
+		return;
+	}
+	if (!bpf_map_update_elem(&unchecked_jumps, &key, &nd, BPF_EXIST))
+		return;
+	bpf_send_signal(SIGKILL);
+}
+
+/*
+ * Was the jump of the walk @nd of @task unchecked? Its record, if any, is used up. A call of
+ * its own: file_open's frame has no room for the key on the deepest call chain.
+ */
+static __noinline bool unchecked_take(struct task_struct *task, __u64 nd)
+{
+	__u64 key = (__u64)task, *v;
+	bool hit;
+
+	v = bpf_map_lookup_elem(&unchecked_jumps, &key);
+	if (!v)
+		return false;
+	hit = *v == nd;
+	if (!bpf_map_delete_elem(&unchecked_jumps, &key))
+		__sync_fetch_and_add(&nodefd_unchecked, -1);
+	return hit;
 }
 
 static __always_inline void watch_to(struct task_state *st, __u8 watch)

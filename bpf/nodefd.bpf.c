@@ -242,16 +242,17 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	task = bpf_get_current_task_btf();
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
 	kind = link_kind(inode->i_op->get_link, pi, &h);
-	if (kind != NODEFD_KIND_NONE) {
-		cfg = bpf_map_lookup_elem(&settings, &zero);
-		c.canary = cfg && cfg->canary_tgid &&
-			   cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
-	}
-	if (kind == NODEFD_KIND_NONE || !cfg || (!cfg->enabled && !c.canary)) {
-		/*
-		 * Not ours (/proc/self itself, every walk through /proc/self/fd pays this), or
-		 * off: whatever an earlier link left must not apply to this walk.
-		 */
+	/*
+	 * Not a magic link (/proc/self itself, which every walk through /proc/self/fd follows):
+	 * nothing to record. What an earlier walk left armed is not this walk's: the hooks at
+	 * the end match the walk, which must end on a magic link's jump, or the system call.
+	 */
+	if (kind == NODEFD_KIND_NONE)
+		return 0;
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	if (!cfg || (!cfg->enabled && !c.canary)) {
+		/* Off: whatever an earlier link left must not apply once on again. */
 		st = bpf_task_storage_get(&task_state, task, 0, 0);
 		if (st) {
 			st->armed = ARMED_NONE;
@@ -410,6 +411,8 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	if (!nodefd_watches)
 		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st && task_storage_locked())
+		unchecked_add(task, (__u64)task->nameidata);
 	if (!st || st->watch == WATCH_NONE)
 		return 0;
 	watch = st->watch;
@@ -497,28 +500,34 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!nd || !nd->total_link_count)
 		return 0;
 	/*
-	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
-	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
-	 * end on a magic link, nor on "/" or "/." after one; with no walk refused after its
-	 * jump anywhere, there is nothing to find in task storage.
+	 * Fail closed on a walk whose jump nd_jump_link could not check, and when what a link
+	 * of this walk armed is out of reach (jump.bpf.h).
 	 */
-	if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
-		return 0;
-	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st && !task_storage_busy())
-		return 0;
-	/*
-	 * Fail closed when what a link of this walk armed is out of reach (jump.bpf.h), or when
-	 * a watch is still armed for this walk: nd_jump_link could not read it, its jump went
-	 * unchecked.
-	 */
-	if (!st || (st->watch != WATCH_NONE && st->nd == (__u64)nd)) {
-		if (st)
-			watch_to(st, WATCH_NONE);
+	st = NULL;
+	if (!nodefd_unchecked || !unchecked_take(task, (__u64)nd)) {
+		/*
+		 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic
+		 * link, or "..", a mount, an absolute symlink's "/", since its last ordinary
+		 * component) did not end on a magic link, nor on "/" or "/." after one; with no
+		 * walk refused after its jump anywhere, there is nothing to find in task storage.
+		 */
+		if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
+			return 0;
+		st = bpf_task_storage_get(&task_state, task, 0, 0);
+		if (!st && !task_storage_busy())
+			return 0;
+	}
+	if (!st)
 		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
 				     (__u64)BPF_CORE_READ(file, f_path.dentry),
 				     (__u64)BPF_CORE_READ(file, f_path.mnt));
-	}
+	/*
+	 * A watch still armed at an open is one whose walk stopped between its link and its jump
+	 * (a permission check of proc_pid_get_link(), a closed fd): its jump never comes. (One
+	 * nd_jump_link could not read is in unchecked_jumps, above.)
+	 */
+	if (st->watch != WATCH_NONE)
+		watch_to(st, WATCH_NONE);
 	if (jump_refused(task, st))
 		return -EACCES;	/* reported at the jump */
 	if (st->armed == ARMED_NONE)
@@ -528,9 +537,12 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * Is this the open the link was followed for? The same walk, ending on the link's own
 	 * name; or, when only "/" or "/." followed the link, on the link's target. A link that
 	 * "/." follows is a middle component, walked before the open's intent is known, so it
-	 * was armed as a path operation: the same system call and the target tell.
+	 * was armed as a path operation: the same system call and the target tell. Either way
+	 * the walk ended on the link's jump, ND_JUMPED still set (only "/" and "." followed it):
+	 * a walk that did not is not the link's, whatever a walk before it left armed (one that
+	 * failed between its link and its open).
 	 */
-	if ((__u64)nd != st->nd)
+	if ((__u64)nd != st->nd || !(nd->state & ND_JUMPED))
 		return 0;
 	if (st->loose) {
 		if ((__u64)BPF_CORE_READ(file, f_path.dentry) != st->dentry ||
@@ -777,8 +789,9 @@ int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
 }
 
 /*
- * A task freed with a watch armed (a permission check failed between its link and its jump)
- * or a refused walk not used up (killed) takes them out of the counts (jump.bpf.h). Runs
+ * A task freed with a watch armed (a permission check failed between its link and its jump),
+ * a refused walk not used up (killed) or an unchecked jump recorded takes them out of the
+ * counts (jump.bpf.h). Runs
  * before the kernel frees the task's storage (6.1: the next hook in bpf's list; 6.12: after
  * security_task_free()).
  */
@@ -787,6 +800,10 @@ int BPF_PROG(nodefd_task_free, struct task_struct *task)
 {
 	struct task_state *st;
 
+	__u64 key = (__u64)task;
+
+	if (nodefd_unchecked && !bpf_map_delete_elem(&unchecked_jumps, &key))
+		__sync_fetch_and_add(&nodefd_unchecked, -1);
 	if (!nodefd_watches && !nodefd_raced)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);

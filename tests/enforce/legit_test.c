@@ -570,6 +570,42 @@ TEST_F(legit, walk_through_own_cwd)
 	ENF_EXPECT_CONTENT(ENF_AT(&self->tree, "pub/file"), ENF_PAYLOAD);
 }
 
+/*
+ * A walk through another process's cwd link that the kernel stops between nodefd's link hook
+ * and the jump (nobody may not ptrace PID 1: EACCES; root gets through, to ENOENT): what the
+ * hook armed for the jump must not refuse a later open, here through an absolute symlink.
+ * The walk is known by its nameidata's address, on the kernel stack, which the kernel moves
+ * by a random offset at every system call (randomize_kstack_offset, 64 places): the open is
+ * made often enough to land on the failed walk's place with near certainty.
+ */
+#define FAILED_JUMP_OPENS 1000
+
+static int failed_jump_then_symlink(struct legit_ctx *ctx)
+{
+	char buf[256];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/1/cwd/nodefd-no-such-file", O_RDONLY | O_CLOEXEC);
+	CHECK(fd < 0 && (errno == EACCES || errno == ENOENT),
+	      "open through PID 1's cwd: %d, not refused by the kernel", fd);
+	CHECK(!symlink(AT("pub/file"), AT("work/abs")), "symlink");
+	for (int i = 0; i < FAILED_JUMP_OPENS; i++) {
+		fd = open(AT("work/abs"), O_RDONLY | O_CLOEXEC);
+		CHECK(fd >= 0, "open %d through an absolute symlink after a walk stopped before its "
+			       "jump", i);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		CHECK(n == (ssize_t)strlen(ENF_ORIGINAL), "read");
+	}
+	return 0;
+}
+
+TEST_F(legit, failed_jump_then_open_through_symlink)
+{
+	RUN_LEGIT(failed_jump_then_symlink);
+}
+
 /* >/dev/stderr with stderr /dev/null, and /dev/stdout a tty-less character device. */
 static int dev_null_stderr(struct legit_ctx *ctx)
 {
