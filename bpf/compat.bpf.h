@@ -121,4 +121,14 @@ static __always_inline struct inode *ovl_real_inode(struct inode *inode)
 	return real ? BPF_CORE_READ(real, d_inode) : NULL;
 }
 
+/*
+ * 6.2 and later: a kernel address as a read-only typed pointer, whose fields are plain loads
+ * (the verifier makes each one load with an exception-table entry; the call itself is
+ * rewritten to a move). A bpf_probe_read_kernel() costs about 100 instructions. 6.1 has no
+ * such kfunc and refuses a program that calls one even in dead code, so the programs that do
+ * are separate ones (their names end in ___cast), loaded where the kernel has it (loader.c).
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+#define CAST(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+
 #endif /* __NODEFD_COMPAT_BPF_H */

@@ -218,6 +218,14 @@ struct fdtable {
 	struct file **fd;
 };
 
+/*
+ * An I/O request: on 6.12 the link hook reads an fd table's slot as one, whose first field is
+ * a struct file * (bpf_rdonly_cast() casts to structs only).
+ */
+struct kiocb {
+	struct file *ki_filp;
+};
+
 struct files_struct {
 	struct {
 		int counter;

@@ -24,10 +24,19 @@ struct proc_head {
  * sees constants and drops the branch not taken. A failed read leaves zeros, as
  * BPF_CORE_READ() does: no kind, so not judged, as before.
  */
-static __always_inline void proc_head_read(struct proc_inode *pi, struct proc_head *h)
+static __always_inline void proc_head_read(struct proc_inode *pi, struct proc_head *h,
+					   const bool cast)
 {
 	__u64 w[3] = {};
 
+	if (cast) {
+		struct proc_inode *p = CAST(struct proc_inode, pi);
+
+		h->pid = (__u64)p->pid;
+		h->fd = p->fd;
+		h->get_link = (__u64)p->op.proc_get_link;
+		return;
+	}
 	if (bpf_core_field_offset(struct proc_inode, pid) == 0 &&
 	    bpf_core_field_offset(struct proc_inode, fd) == 8 &&
 	    bpf_core_field_offset(struct proc_inode, op) == 16) {
@@ -49,13 +58,13 @@ static __always_inline void proc_head_read(struct proc_inode *pi, struct proc_he
  * @h; for any other symlink on procfs nothing is read.
  */
 static __always_inline __u8 link_kind(const void *get_link, struct proc_inode *pi,
-				      struct proc_head *h)
+				      struct proc_head *h, const bool cast)
 {
 	const void *proc_get_link;
 
 	if (get_link != &proc_pid_get_link && get_link != &proc_map_files_get_link)
 		return NODEFD_KIND_NONE;
-	proc_head_read(pi, h);
+	proc_head_read(pi, h, cast);
 	if (get_link == &proc_map_files_get_link)
 		return NODEFD_KIND_MAP_FILES;
 	proc_get_link = (const void *)h->get_link;

@@ -217,9 +217,11 @@ static __always_inline bool is_dir(__u64 dentry)
 	return (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) == S_IFDIR;
 }
 
-SEC("lsm/inode_follow_link")
-int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu,
-	     int ret)
+/*
+ * The link hook, in two programs: with @cast (6.2 and later), the proc inode, the walker's fd
+ * slot and the open file are plain loads through bpf_rdonly_cast() instead of reads.
+ */
+static __always_inline int follow_link(struct inode *inode, int ret, const bool cast)
 {
 	struct task_struct *task, *holder;
 	struct proc_head h = {};
@@ -241,7 +243,7 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 
 	task = bpf_get_current_task_btf();
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
-	kind = link_kind(inode->i_op->get_link, pi, &h);
+	kind = link_kind(inode->i_op->get_link, pi, &h, cast);
 	/*
 	 * Not a magic link (/proc/self itself, which every walk through /proc/self/fd follows):
 	 * nothing to record. What an earlier walk left armed is not this walk's: the hooks at
@@ -300,16 +302,16 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 
 			st->fd = h.fd;
 			if (self)
-				f = fd_file_own(task, st->fd);
+				f = fd_file_own(task, st->fd, cast);
 			else
 				f = fd_file(holder, st->fd);
 			if (f)
-				origin_from_file(st, f);
+				origin_from_file(st, f, cast);
 		} else if (kind == NODEFD_KIND_EXE) {
 			struct file *f = BPF_CORE_READ(holder, mm, exe_file);
 
 			if (f)
-				origin_from_file(st, f);
+				origin_from_file(st, f, cast);
 		} else if (kind == NODEFD_KIND_CWD || kind == NODEFD_KIND_ROOT) {
 			struct fs_struct *fs = BPF_CORE_READ(holder, fs);
 
@@ -393,6 +395,20 @@ int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inod
 	if (judge_place(&c))
 		return -EACCES;
 	return watch_jump(&c, st, nd, self, holder);
+}
+
+SEC("lsm/inode_follow_link")
+int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu,
+	     int ret)
+{
+	return follow_link(inode, ret, false);
+}
+
+SEC("lsm/inode_follow_link")
+int BPF_PROG(nodefd_inode_follow_link___cast, struct dentry *dentry, struct inode *inode,
+	     bool rcu, int ret)
+{
+	return follow_link(inode, ret, true);
 }
 
 /*

@@ -24,14 +24,21 @@ static __always_inline struct file *fd_file(struct task_struct *t, unsigned int 
 	return f;
 }
 
-/* The current task's own fd table: plain loads down to the array, which is read. */
-static __always_inline struct file *fd_file_own(struct task_struct *t, unsigned int fd)
+/*
+ * The current task's own fd table: plain loads down to the array; the slot is read, or with
+ * @cast loaded as the first field of a struct kiocb, a struct file * where the kernel has it
+ * there (else read).
+ */
+static __always_inline struct file *fd_file_own(struct task_struct *t, unsigned int fd,
+						const bool cast)
 {
 	struct fdtable *fdt = t->files->fdt;
 	struct file *f = NULL;
 
 	if (!fdt || fd >= fdt->max_fds)
 		return NULL;
+	if (cast && bpf_core_field_offset(struct kiocb, ki_filp) == 0)
+		return CAST(struct kiocb, &fdt->fd[fd])->ki_filp;
 	bpf_core_read(&f, sizeof(f), &fdt->fd[fd]);
 	return f;
 }
@@ -60,7 +67,8 @@ _Static_assert(__builtin_offsetof(struct task_state, orig_mode) ==
  * taken (a min/max of offsets, to read one span, would be computed at every run, and cost
  * more than a read).
  */
-static __always_inline void origin_from_file(struct task_state *st, struct file *f)
+static __always_inline void origin_from_file(struct task_state *st, struct file *f,
+					     const bool cast)
 {
 	bool path_pair = bpf_core_field_offset(struct path, mnt) == 0 &&
 			 bpf_core_field_offset(struct path, dentry) == 8;
@@ -68,6 +76,17 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
 		     bpf_core_field_size(struct file, f_mode) == 4 &&
 		     bpf_core_field_size(struct file, f_cred) == 8;
 
+	if (cast) {
+		struct file *p = CAST(struct file, f);
+
+		st->orig_flags = p->f_flags;
+		st->orig_mode = p->f_mode;
+		st->orig_cred = (__u64)p->f_cred;
+		st->mnt = (__u64)p->f_path.mnt;
+		st->dentry = (__u64)p->f_path.dentry;
+		st->has_origin = 1;
+		return;
+	}
 	if (path_pair && sizes && F_OFF(f_cred) == F_OFF(f_flags) + 8 &&
 	    F_OFF(f_path) == F_OFF(f_cred) + 8) {
 		bpf_core_read(&st->orig_flags, 32, &f->f_flags);
@@ -123,7 +142,7 @@ static __always_inline bool origin_read_again(struct task_state *st)
 	else if (holder && st->kind == NODEFD_KIND_EXE)
 		f = BPF_CORE_READ(holder, mm, exe_file);
 	if (f)
-		origin_from_file(st, f);
+		origin_from_file(st, f, false);
 	return f;
 }
 

@@ -57,6 +57,41 @@ static long btf_enum_value(const char *name, const char *module)
 	return value;
 }
 
+/* Does the running kernel's BTF have the function @name (a kfunc nodefd can call)? */
+static bool btf_has_func(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux)
+		return false;
+	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+/*
+ * The link hook comes in two programs (bpf/compat.bpf.h, CAST()): nodefd_inode_follow_link___cast
+ * reads through bpf_rdonly_cast(), which 6.2 and later have, the plain one with probe reads;
+ * 6.1's verifier refuses a program that names the kfunc at all. Exactly one of them loads.
+ */
+static void variants_choose(struct nodefd *skel)
+{
+	bool cast = btf_has_func("bpf_rdonly_cast");
+
+	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link, !cast);
+	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link___cast, cast);
+}
+
+/* A variant's link is pinned under its program's name without the ___ suffix. */
+static const char *pin_name(const char *prog, char *buf, size_t size)
+{
+	const char *v = strstr(prog, "___");
+
+	snprintf(buf, size, "%.*s", v ? (int)(v - prog) : (int)strlen(prog), prog);
+	return buf;
+}
+
 /* Pins every map under its name and every link under its program's name. */
 static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t size)
 {
@@ -76,12 +111,14 @@ static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t
 	}
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
+		char name[BPF_OBJ_NAME_LEN * 4];
 
 		if (!link)
 			continue;
-		err = pin_staging_add(staging, "links", s->progs[i].name, bpf_link__fd(link));
+		pin_name(s->progs[i].name, name, sizeof(name));
+		err = pin_staging_add(staging, "links", name, bpf_link__fd(link));
 		if (err) {
-			snprintf(what, size, "link %s", s->progs[i].name);
+			snprintf(what, size, "link %.56s", name);
 			return err;
 		}
 	}
@@ -92,10 +129,13 @@ static void load_report(struct nodefd *skel)
 {
 	struct bpf_object_skeleton *s = skel->skeleton;
 	struct json_object *obj, *progs;
+	int attached = 0;
 
+	for (int i = 0; i < s->prog_cnt; i++)
+		attached += *s->progs[i].link != NULL;
 	if (!json_output) {
 		printf("nodefd: loaded and enforcing: %d programs attached, canary refused, pinned in %s\n",
-		       s->prog_cnt, PIN_DIR);
+		       attached, PIN_DIR);
 		return;
 	}
 	obj = json_object_new_object();
@@ -107,12 +147,17 @@ static void load_report(struct nodefd *skel)
 	json_add_str(obj, "canary", "refused");
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_link *link = *s->progs[i].link;
-		struct json_object *p = json_object_new_object();
 		struct bpf_link_info info = {};
+		char name[BPF_OBJ_NAME_LEN * 4];
 		__u32 len = sizeof(info);
+		struct json_object *p;
 
-		json_add_str(p, "name", s->progs[i].name);
-		if (link && !bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
+		if (!link)
+			continue;	/* the variant not loaded here */
+		p = json_object_new_object();
+		json_add_str(p, "name", pin_name(s->progs[i].name, name, sizeof(name)));
+		json_add_str(p, "program", s->progs[i].name);
+		if (!bpf_obj_get_info_by_fd(bpf_link__fd(link), &info, &len)) {
 			json_add_u64(p, "link_id", info.id);
 			json_add_u64(p, "prog_id", info.prog_id);
 		}
@@ -180,6 +225,7 @@ int load_run(const char *verb, bool report)
 		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
 		return err;
 	}
+	variants_choose(skel);
 	/*
 	 * EXT4_STATE_XATTR moved from 2 to 1 when EXT4_STATE_JDATA went (between 6.1 and 6.12),
 	 * in an enum with no name: read it from the kernel's BTF. Not found: no ext4 shortcut.
@@ -281,9 +327,15 @@ int load_links_check(const char *verb)
 		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
 		return err;
 	}
+	variants_choose(skel);
 	s = skel->skeleton;
 	for (int i = 0; i < s->prog_cnt && !err; i++) {
-		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS_DIR, s->progs[i].name);
+		char name[BPF_OBJ_NAME_LEN * 4];
+
+		if (!bpf_program__autoload(*s->progs[i].prog))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", PIN_LINKS_DIR,
+			 pin_name(s->progs[i].name, name, sizeof(name)));
 		if (access(path, F_OK)) {
 			err = -errno;
 			p_err("%s: %s: %s: nodefd is not (fully) attached; 'nodefdctl unload' and load again",

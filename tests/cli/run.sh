@@ -1108,6 +1108,20 @@ check "unload leaves no pin behind" t_unload
 check "unload again: not loaded" expect 1 "unload: not loaded" nodefdctl unload
 check "policy show when not loaded" expect 1 "not loaded (no $PINS)" nodefdctl policy show
 check "status --quiet after unload: exit 4" status_is 4 --quiet
+t_variant()
+{
+	local want=nodefd_inode_follow_link out
+
+	# bpf_rdonly_cast() came with 6.2.
+	case $(uname -r) in 5.* | 6.[01].*) ;; *) want=nodefd_inode_follow_link___cast ;; esac
+	out=$(nodefdctl -j load) || return 1
+	nodefdctl unload >/dev/null || return 1
+	printf '%s\n' "$out" |
+		grep -qF "\"name\":\"nodefd_inode_follow_link\",\"program\":\"$want\"" ||
+		{ echo "$out"; return 1; }
+	[ "$(printf '%s\n' "$out" | grep -o '"program":' | wc -l)" = 13 ]
+}
+check "load --json: the link hook's program for this kernel, 13 links" t_variant
 
 rmdir "$CG/cli/enf/child" "$CG/cli/enf" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/st" "$CG/cli/later" \
 	"$CG/cli" 2>/dev/null
