@@ -42,97 +42,37 @@ __u64 nodefd_watches;
 __u64 nodefd_raced;
 
 /*
- * Walks whose jump nd_jump_link could not check because the walker's task storage was out
- * of reach (the task-storage lock, below): task -> the walk's nameidata, for file_open to
- * refuse the open at the end of that walk (reason nomem), and how many there are. A record is
- * used up by the task's next open that followed a symlink, or freed with the task.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u64);
-	__type(value, __u64);
-} unchecked_jumps SEC(".maps");
-__u64 nodefd_unchecked;
-
-/*
  * On 6.1, bpf_task_storage_get() gives NULL when this CPU's task-storage lock is held: by a
  * task preempted inside a storage helper (preempt=full), or by what an interrupt cut into.
  * That is not "no state": a hook that finds NULL while the lock is held cannot tell whether
  * the walk armed it, and refuses (reason nomem) instead of letting the operation through.
- * 6.2 on give LSM programs a lookup that waits (and fentry programs the one that fails,
- * bpf_task_storage_get_recur): there NULL is no state.
+ * 6.2 on give LSM programs a lookup that waits, and tracing programs one that skips only the
+ * creation while the lock is held (bpf_task_storage_get_recur): there NULL is no state. On 6.1
+ * nd_jump_link's lookup fails the same way, and leaves the watch armed (watch_unchecked()).
  * The lock is the per-CPU counter bpf_task_storage_busy, read at this CPU's offset, both
  * found in kallsyms (data symbols: CONFIG_KALLSYMS_ALL, as Debian's kernels have it); where
  * they are not, nothing can be told, as before.
  */
 extern const void bpf_task_storage_busy __ksym __weak;
 extern const void __per_cpu_offset __ksym __weak;
-/* Since 6.2 the failing lookup is this one, for tracing programs only. */
+/* Since 6.2, tracing programs' lookup, the mark of a kernel whose lookups do not fail. */
 extern const void bpf_task_storage_get_recur __ksym __weak;
 
 #define NODEFD_MAX_CPUS 8192
 
-/*
- * Is this CPU's task-storage lock held? What a failed lookup of a tracing program means on
- * every kernel (fentry's lookup fails while it is held, 6.12's bpf_task_storage_get_recur too).
- */
-static __always_inline bool task_storage_locked(void)
+static __always_inline bool task_storage_busy(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u64 off = 0;
 	int busy = 0;
 
+	if (&bpf_task_storage_get_recur)
+		return false;	/* 6.2 on: a lookup fails only for want of storage */
 	if (!&bpf_task_storage_busy || !&__per_cpu_offset || cpu >= NODEFD_MAX_CPUS)
 		return false;
 	bpf_probe_read_kernel(&off, sizeof(off), (const __u64 *)&__per_cpu_offset + cpu);
 	bpf_probe_read_kernel(&busy, sizeof(busy), (const char *)&bpf_task_storage_busy + off);
 	return busy != 0;
-}
-
-/* The same for an LSM program's failed lookup: on 6.2 and later it waits, NULL is no state. */
-static __always_inline bool task_storage_busy(void)
-{
-	if (&bpf_task_storage_get_recur)
-		return false;
-	return task_storage_locked();
-}
-
-/*
- * nd_jump_link with the walker's state out of reach: if the walk is watched, its jump goes
- * unchecked; recorded for file_open. With nowhere to record it (1 024 such walks at once),
- * the walker is killed before it returns to user space: fail closed.
- */
-static __always_inline void unchecked_add(struct task_struct *task, __u64 nd)
-{
-	__u64 key = (__u64)task;
-
-	count(NODEFD_CNT_NOMEM);
-	if (!bpf_map_update_elem(&unchecked_jumps, &key, &nd, BPF_NOEXIST)) {
-		__sync_fetch_and_add(&nodefd_unchecked, 1);
-		return;
-	}
-	if (!bpf_map_update_elem(&unchecked_jumps, &key, &nd, BPF_EXIST))
-		return;
-	bpf_send_signal(SIGKILL);
-}
-
-/*
- * Was the jump of the walk @nd of @task unchecked? Its record, if any, is used up. A call of
- * its own: file_open's frame has no room for the key on the deepest call chain.
- */
-static __noinline bool unchecked_take(struct task_struct *task, __u64 nd)
-{
-	__u64 key = (__u64)task, *v;
-	bool hit;
-
-	v = bpf_map_lookup_elem(&unchecked_jumps, &key);
-	if (!v)
-		return false;
-	hit = *v == nd;
-	if (!bpf_map_delete_elem(&unchecked_jumps, &key))
-		__sync_fetch_and_add(&nodefd_unchecked, -1);
-	return hit;
 }
 
 static __always_inline void watch_to(struct task_state *st, __u8 watch)
@@ -152,6 +92,48 @@ static __always_inline void raced_to(struct task_state *st, __u64 nd, __u64 sysc
 		__sync_fetch_and_add(&nodefd_raced, -1);
 	st->raced_nd = nd;
 	st->raced_syscall = syscall;
+}
+
+/*
+ * The symlink the walk @nd is following (the top of its stack of them: pick_link() pushes it
+ * before the link hook and ->get_link() run, nd_jump_link() is called from the latter), as a
+ * number; 0 if none. Read only when a watch is armed.
+ */
+static __always_inline __u64 jump_link(const struct nameidata *nd)
+{
+	__u64 stack = (__u64)BPF_CORE_READ(nd, stack), d = 0;
+	unsigned int depth = BPF_CORE_READ(nd, depth);
+
+	if (!stack || !depth)
+		return 0;
+	bpf_probe_read_kernel(&d, sizeof(d),
+			      (void *)(stack + (depth - 1) * bpf_core_type_size(struct saved) +
+				       bpf_core_field_offset(struct saved, link.dentry)));
+	return d;
+}
+
+/*
+ * A watch still armed when a hook after the jump runs (file_open, the path hooks): nd_jump_link
+ * did not take it. Either the walk that armed it stopped between its link and its jump (a
+ * permission check of proc_pid_get_link(), an fd closed: the watch is an earlier system
+ * call's), or its jump went unchecked: nd_jump_link could not read the task's state (6.1, the
+ * task-storage lock held), or did not run at all (fentry programs do not nest: a task
+ * preempted inside it on this CPU). The second is this system call's: the same number and
+ * first arguments, and while its walk is on, the same nameidata. The watch is dropped either
+ * way. True when the jump went unchecked.
+ */
+static __always_inline bool watch_unchecked(struct task_struct *task, struct task_state *st)
+{
+	__u64 nd = (__u64)task->nameidata;
+	bool mine;
+
+	if (st->watch == WATCH_NONE)
+		return false;
+	mine = (!nd || nd == st->nd) && st->watch_syscall == current_syscall(task);
+	watch_to(st, WATCH_NONE);
+	if (mine)
+		count(NODEFD_CNT_NOMEM);
+	return mine;
 }
 
 #define X32_SYSCALL_BIT 0x40000000
@@ -286,7 +268,7 @@ static __always_inline bool jump_refused(struct task_struct *task, struct task_s
  */
 static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 				      const struct nameidata *nd, bool self,
-				      struct task_struct *holder)
+				      struct task_struct *holder, __u64 link)
 {
 	__u8 class, mode, reach;
 
@@ -312,22 +294,27 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 		class = WATCH_REFUSE;
 	if (class == WATCH_REFUSE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
+	/* Which jump is this walk's: its link, its system call (watch_unchecked()). */
+	st->watch_link = link;
+	st->watch_syscall = current_syscall(c->task);
 	watch_to(st, class);
 	return 0;
 }
 
-/* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */
+/* The hooks that only refuse what a refused or unchecked jump would do: 0 or -EACCES. */
 static __always_inline int jump_hook(void)
 {
 	struct task_struct *task;
 	struct task_state *st;
 
-	if (!nodefd_raced)
+	if (!nodefd_raced && !nodefd_watches)
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st && task_storage_busy())
 		return -EACCES;	/* cannot tell: some walk is refused, it may be this one's */
+	if (st && watch_unchecked(task, st))
+		return -EACCES;
 	return jump_refused(task, st) ? -EACCES : 0;
 }
 

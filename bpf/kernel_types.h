@@ -271,11 +271,18 @@ struct pid {
 	struct hlist_head tasks[PIDTYPE_MAX];
 };
 
+/* A symlink being followed, on the walk's stack of them (its dentry in link). */
+struct saved {
+	struct path link;
+};
+
 struct nameidata {
 	struct qstr last;
 	unsigned int flags;
 	unsigned int state;
+	unsigned int depth;
 	int total_link_count;
+	struct saved *stack;
 };
 
 /* x86-64's saved user registers, for the arguments of the system call being made. */

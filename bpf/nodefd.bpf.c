@@ -221,7 +221,8 @@ static __always_inline bool is_dir(__u64 dentry)
  * The link hook, in two programs: with @cast (6.2 and later), the proc inode, the walker's fd
  * slot and the open file are plain loads through bpf_rdonly_cast() instead of reads.
  */
-static __always_inline int follow_link(struct inode *inode, int ret, const bool cast)
+static __always_inline int follow_link(struct dentry *dentry, struct inode *inode, int ret,
+				       const bool cast)
 {
 	struct task_struct *task, *holder;
 	struct proc_head h = {};
@@ -390,25 +391,25 @@ static __always_inline int follow_link(struct inode *inode, int ret, const bool 
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
 		if (st->has_origin && !is_dir(st->dentry))
-			return watch_jump(&c, st, nd, self, holder);
+			return watch_jump(&c, st, nd, self, holder, (__u64)dentry);
 	}
 	if (judge_place(&c))
 		return -EACCES;
-	return watch_jump(&c, st, nd, self, holder);
+	return watch_jump(&c, st, nd, self, holder, (__u64)dentry);
 }
 
 SEC("lsm/inode_follow_link")
 int BPF_PROG(nodefd_inode_follow_link, struct dentry *dentry, struct inode *inode, bool rcu,
 	     int ret)
 {
-	return follow_link(inode, ret, false);
+	return follow_link(dentry, inode, ret, false);
 }
 
 SEC("lsm/inode_follow_link")
 int BPF_PROG(nodefd_inode_follow_link___cast, struct dentry *dentry, struct inode *inode,
 	     bool rcu, int ret)
 {
-	return follow_link(inode, ret, true);
+	return follow_link(dentry, inode, ret, true);
 }
 
 /*
@@ -427,13 +428,16 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	if (!nodefd_watches)
 		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st && task_storage_locked())
-		unchecked_add(task, (__u64)task->nameidata);
 	if (!st || st->watch == WATCH_NONE)
 		return 0;
 	watch = st->watch;
 	watch_to(st, WATCH_NONE);
-	if ((__u64)task->nameidata != st->nd ||
+	/*
+	 * The watch is this jump's if armed by the link this walk follows now: one left by a walk
+	 * stopped before its jump is not (/proc/self/ns/ links jump as well, without the hook
+	 * looking at them).
+	 */
+	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link ||
 	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
 		return 0;
 	/*
@@ -516,34 +520,24 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!nd || !nd->total_link_count)
 		return 0;
 	/*
-	 * Fail closed on a walk whose jump nd_jump_link could not check, and when what a link
-	 * of this walk armed is out of reach (jump.bpf.h).
+	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
+	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
+	 * end on a magic link, nor on "/" or "/." after one; with no walk watched or refused
+	 * after its jump anywhere, there is nothing to find in task storage.
 	 */
-	st = NULL;
-	if (!nodefd_unchecked || !unchecked_take(task, (__u64)nd)) {
-		/*
-		 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic
-		 * link, or "..", a mount, an absolute symlink's "/", since its last ordinary
-		 * component) did not end on a magic link, nor on "/" or "/." after one; with no
-		 * walk refused after its jump anywhere, there is nothing to find in task storage.
-		 */
-		if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
-			return 0;
-		st = bpf_task_storage_get(&task_state, task, 0, 0);
-		if (!st && !task_storage_busy())
-			return 0;
-	}
-	if (!st)
+	if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
+		return 0;
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st && !task_storage_busy())
+		return 0;
+	/*
+	 * Fail closed when what a link of this walk armed is out of reach, or when the jump of
+	 * this walk went unchecked (jump.bpf.h).
+	 */
+	if (!st || watch_unchecked(task, st))
 		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
 				     (__u64)BPF_CORE_READ(file, f_path.dentry),
 				     (__u64)BPF_CORE_READ(file, f_path.mnt));
-	/*
-	 * A watch still armed at an open is one whose walk stopped between its link and its jump
-	 * (a permission check of proc_pid_get_link(), a closed fd): its jump never comes. (One
-	 * nd_jump_link could not read is in unchecked_jumps, above.)
-	 */
-	if (st->watch != WATCH_NONE)
-		watch_to(st, WATCH_NONE);
 	if (jump_refused(task, st))
 		return -EACCES;	/* reported at the jump */
 	if (st->armed == ARMED_NONE)
@@ -805,9 +799,8 @@ int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
 }
 
 /*
- * A task freed with a watch armed (a permission check failed between its link and its jump),
- * a refused walk not used up (killed) or an unchecked jump recorded takes them out of the
- * counts (jump.bpf.h). Runs
+ * A task freed with a watch armed (a permission check failed between its link and its jump)
+ * or a refused walk not used up (killed) takes them out of the counts (jump.bpf.h). Runs
  * before the kernel frees the task's storage (6.1: the next hook in bpf's list; 6.12: after
  * security_task_free()).
  */
@@ -816,10 +809,6 @@ int BPF_PROG(nodefd_task_free, struct task_struct *task)
 {
 	struct task_state *st;
 
-	__u64 key = (__u64)task;
-
-	if (nodefd_unchecked && !bpf_map_delete_elem(&unchecked_jumps, &key))
-		__sync_fetch_and_add(&nodefd_unchecked, -1);
 	if (!nodefd_watches && !nodefd_raced)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);

@@ -606,6 +606,41 @@ TEST_F(legit, failed_jump_then_open_through_symlink)
 	RUN_LEGIT(failed_jump_then_symlink);
 }
 
+/*
+ * The same stopped walk, then the task's own namespace links, which jump as magic links do
+ * (proc_ns_get_link() calls nd_jump_link()) though nodefd's hook does not look at them: the
+ * jump must not be taken for the stopped walk's. An open through /proc/1/root, then opens of
+ * /proc/self/ns/net; a stat() through /proc/1/cwd (a walk only a kill could stop), then
+ * stat()s of /proc/self/ns/mnt, which must neither fail nor kill the helper.
+ */
+static int failed_jump_then_ns_links(struct legit_ctx *ctx)
+{
+	struct stat st;
+	int fd;
+
+	fd = open("/proc/1/root/nodefd-no-such-file", O_RDONLY | O_CLOEXEC);
+	CHECK(fd < 0 && (errno == EACCES || errno == ENOENT),
+	      "open through PID 1's root: %d, not refused by the kernel", fd);
+	for (int i = 0; i < FAILED_JUMP_OPENS; i++) {
+		fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		CHECK(fd >= 0, "open %d of /proc/self/ns/net after a walk stopped before its jump",
+		      i);
+		close(fd);
+	}
+	CHECK(stat("/proc/1/cwd/nodefd-no-such-file", &st) &&
+		      (errno == EACCES || errno == ENOENT),
+	      "stat through PID 1's cwd: not refused by the kernel");
+	for (int i = 0; i < FAILED_JUMP_OPENS; i++)
+		CHECK(!stat("/proc/self/ns/mnt", &st),
+		      "stat %d of /proc/self/ns/mnt after a walk stopped before its jump", i);
+	return 0;
+}
+
+TEST_F(legit, failed_jump_then_namespace_links)
+{
+	RUN_LEGIT(failed_jump_then_ns_links);
+}
+
 /* >/dev/stderr with stderr /dev/null, and /dev/stdout a tty-less character device. */
 static int dev_null_stderr(struct legit_ctx *ctx)
 {
