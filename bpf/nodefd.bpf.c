@@ -277,7 +277,18 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
 	st->armed = ARMED_NONE;
-	watch_to(st, WATCH_NONE);
+	/*
+	 * A watch armed at this link by this walk's RCU pass, which the kernel restarted (the
+	 * hook runs again): the walk's own, replaced. Any other is an earlier walk's or link's,
+	 * unchecked or a leftover (jump.bpf.h).
+	 */
+	if (st->watch != WATCH_NONE) {
+		if (st->nd == (__u64)task->nameidata && st->watch_link == (__u64)dentry &&
+		    st->watch_name == (__u64)task->nameidata->name)
+			watch_to(st, WATCH_NONE);
+		else
+			watch_settle_raced(task, st);
+	}
 	st->kind = kind;
 	st->has_origin = 0;
 	st->fd = -1;
@@ -430,15 +441,17 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st || st->watch == WATCH_NONE)
 		return 0;
+	/*
+	 * The watch is this jump's if armed by the link this walk follows now; else it is an
+	 * earlier walk's (/proc/self/ns/ links jump as well, without the hook looking at them).
+	 */
+	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link) {
+		watch_settle_raced(task, st);
+		return 0;
+	}
 	watch = st->watch;
 	watch_to(st, WATCH_NONE);
-	/*
-	 * The watch is this jump's if armed by the link this walk follows now: one left by a walk
-	 * stopped before its jump is not (/proc/self/ns/ links jump as well, without the hook
-	 * looking at them).
-	 */
-	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link ||
-	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
+	if ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt)
 		return 0;
 	/*
 	 * A walk that ends there, on a file: stat() or an O_PATH open of a file the holder has
@@ -534,7 +547,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * Fail closed when what a link of this walk armed is out of reach, or when the jump of
 	 * this walk went unchecked (jump.bpf.h).
 	 */
-	if (!st || watch_unchecked(task, st))
+	if (!st || (watch_settle(task, st) && st->nd == (__u64)nd))
 		return unknown_state(&c, task, NODEFD_HOOK_OPEN,
 				     (__u64)BPF_CORE_READ(file, f_path.dentry),
 				     (__u64)BPF_CORE_READ(file, f_path.mnt));
