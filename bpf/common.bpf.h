@@ -107,11 +107,8 @@ struct task_state {
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
 	__u8 loose;		/* ARMED_OPEN by "/" or "/." after the link: match by target */
 	__u8 watch;		/* enum watch: the jump of this walk is to be checked */
-	__u8 watch_enforce;	/* and what it would be judged by is enforced */
-	__u8 pad[2];
+	__u8 pad[3];
 	__u64 watch_link;	/* the watched jump's link (struct dentry *) */
-	__u64 watch_name;	/* its walk's path (struct filename *) */
-	__u64 watch_syscall;	/* and its system call, as current_syscall() says */
 	/* A walk refused after its jump (enum watch): what it was made for, until used up. */
 	__u64 raced_nd;		/* its struct nameidata * */
 	__u64 raced_syscall;	/* its system call, as current_syscall() says */

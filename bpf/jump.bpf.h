@@ -48,7 +48,8 @@ __u64 nodefd_raced;
  * the walk armed it, and refuses (reason nomem) instead of letting the operation through.
  * 6.2 on give LSM programs a lookup that waits, and tracing programs one that skips only the
  * creation while the lock is held (bpf_task_storage_get_recur): there NULL is no state. On 6.1
- * nd_jump_link's lookup fails the same way, and leaves the watch armed (watch_settle()).
+ * nd_jump_link's lookup fails the same way: that jump goes unchecked (docs/design.md, Known
+ * gaps).
  * The lock is the per-CPU counter bpf_task_storage_busy, read at this CPU's offset, both
  * found in kallsyms (data symbols: CONFIG_KALLSYMS_ALL, as Debian's kernels have it); where
  * they are not, nothing can be told, as before.
@@ -110,37 +111,6 @@ static __always_inline __u64 jump_link(const struct nameidata *nd)
 			      (void *)(stack + (depth - 1) * bpf_core_type_size(struct saved) +
 				       bpf_core_field_offset(struct saved, link.dentry)));
 	return d;
-}
-
-/*
- * A watch found where its own jump does not take it: by a hook after the jump (file_open, the
- * path hooks), by the link hook of a later link, by nd_jump_link at another link's jump.
- * Either the walk that armed it stopped between its link and its jump (a permission check of
- * proc_pid_get_link(), an fd closed: a leftover of an earlier system call), or its jump went
- * unchecked: nd_jump_link could not read the task's state (6.1, the task-storage lock held),
- * or did not run (fentry programs do not nest: a task preempted inside it on this CPU). Told
- * apart by the system call (number and first arguments): the same one is taken to be the
- * second, and refused when the rules it would have been judged by are enforced. The watch is
- * dropped either way. True when it is this system call's unchecked jump.
- */
-static __always_inline bool watch_settle(struct task_struct *task, struct task_state *st)
-{
-	bool unchecked;
-
-	if (st->watch == WATCH_NONE)
-		return false;
-	unchecked = st->watch_enforce && st->watch_syscall == current_syscall(task);
-	watch_to(st, WATCH_NONE);
-	return unchecked;
-}
-
-/* The same, and the system call refused from then on as after a jump refused (jump_refused()). */
-static __always_inline void watch_settle_raced(struct task_struct *task, struct task_state *st)
-{
-	if (!watch_settle(task, st))
-		return;
-	count(NODEFD_CNT_NOMEM);
-	raced_to(st, st->nd, st->watch_syscall);
 }
 
 #define X32_SYSCALL_BIT 0x40000000
@@ -254,17 +224,21 @@ static __always_inline bool kill_not_enough(struct task_struct *task)
 }
 
 /*
- * Is the system call being made one whose walk was refused after its jump? Used up when it
- * is. The walk's nameidata, while the walk is on; the system call, after.
+ * Is the system call being made one whose walk was refused after its jump? The walk's
+ * nameidata, while the walk is on; the system call, after. Used up when it is, if @use_up: not
+ * by a path hook inside the walk (an O_CREAT open's path_mknod, whose refusal only drops
+ * O_CREAT: the open goes on to a file that exists), whose file_open refuses it again.
  */
-static __always_inline bool jump_refused(struct task_struct *task, struct task_state *st)
+static __always_inline bool jump_refused(struct task_struct *task, struct task_state *st,
+					 bool use_up)
 {
 	__u64 nd = (__u64)task->nameidata;
 
 	if (!st || !st->raced_syscall || (nd && nd != st->raced_nd) ||
 	    st->raced_syscall != current_syscall(task))
 		return false;
-	raced_to(st, 0, 0);
+	if (use_up)
+		raced_to(st, 0, 0);
 	return true;
 }
 
@@ -301,30 +275,24 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 		class = WATCH_REFUSE;
 	if (class == WATCH_REFUSE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
-	/* Which jump is this walk's: its link, its system call (watch_settle()). */
-	st->watch_link = link;
-	st->watch_name = (__u64)nd->name;
-	st->watch_syscall = current_syscall(c->task);
-	st->watch_enforce = mode == NODEFD_MODE_ENFORCE;
+	st->watch_link = link;	/* which jump is this walk's (nd_jump_link) */
 	watch_to(st, class);
 	return 0;
 }
 
-/* The hooks that only refuse what a refused or unchecked jump would do: 0 or -EACCES. */
+/* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */
 static __always_inline int jump_hook(void)
 {
 	struct task_struct *task;
 	struct task_state *st;
 
-	if (!nodefd_raced && !nodefd_watches)
+	if (!nodefd_raced)
 		return 0;
 	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st && task_storage_busy())
 		return -EACCES;	/* cannot tell: some walk is refused, it may be this one's */
-	if (st)
-		watch_settle_raced(task, st);
-	return jump_refused(task, st) ? -EACCES : 0;
+	return jump_refused(task, st, !task->nameidata) ? -EACCES : 0;
 }
 
 #endif /* __NODEFD_JUMP_BPF_H */

@@ -271,8 +271,6 @@ struct pid {
 	struct hlist_head tasks[PIDTYPE_MAX];
 };
 
-struct filename;
-
 /* A symlink being followed, on the walk's stack of them (its dentry in link). */
 struct saved {
 	struct path link;
@@ -285,7 +283,6 @@ struct nameidata {
 	unsigned int depth;
 	int total_link_count;
 	struct saved *stack;
-	struct filename *name;
 };
 
 /* x86-64's saved user registers, for the arguments of the system call being made. */
