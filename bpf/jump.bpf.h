@@ -227,14 +227,17 @@ static __always_inline bool kill_not_enough(struct task_struct *task)
  * Is the system call being made one whose walk was refused after its jump? The walk's
  * nameidata, while the walk is on; the system call, after. Used up when it is, if @use_up: not
  * by a path hook inside the walk (an O_CREAT open's path_mknod, whose refusal only drops
- * O_CREAT: the open goes on to a file that exists), whose file_open refuses it again.
+ * O_CREAT: the open goes on to a file that exists), whose file_open refuses it again. (An
+ * open that then fails leaves it: docs/design.md, Fail-closed points.)
  */
 static __always_inline bool jump_refused(struct task_struct *task, struct task_state *st,
 					 bool use_up)
 {
-	__u64 nd = (__u64)task->nameidata;
+	struct nameidata *walk = task->nameidata;
+	__u64 nd = (__u64)walk;
 
-	if (!st || !st->raced_syscall || (nd && nd != st->raced_nd) ||
+	/* While a walk is on, only one that followed a link can be the refused one. */
+	if (!st || !st->raced_syscall || (nd && (nd != st->raced_nd || !walk->total_link_count)) ||
 	    st->raced_syscall != current_syscall(task))
 		return false;
 	if (use_up)

@@ -277,7 +277,7 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
 	st->armed = ARMED_NONE;
-	watch_to(st, WATCH_NONE);	/* an earlier walk's, whose jump never came */
+	watch_to(st, WATCH_NONE);	/* an earlier walk's, or this one's RCU pass: no jump came */
 	st->kind = kind;
 	st->has_origin = 0;
 	st->fd = -1;
@@ -484,9 +484,9 @@ static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task,
 }
 
 /*
- * A hook that could not read the task's state (task_storage_busy(), or a watch nd_jump_link
- * could not read): refused as the link hook refuses a walk whose state it cannot store, reason
- * nomem, in the mode of the opener's policy; nothing when nodefd is off. 0 or -EACCES.
+ * A hook that could not read the task's state (task_storage_busy()): refused as the link hook
+ * refuses a walk whose state it cannot store, reason nomem, in the mode of the opener's policy;
+ * nothing when nodefd is off. 0 or -EACCES.
  */
 static __always_inline int unknown_state(struct ctx *c, struct task_struct *task, __u8 hook,
 					 __u64 dentry, __u64 mnt)
