@@ -376,10 +376,13 @@ static void case_plan(struct mcase *c, const struct fsrun *run, unsigned int ind
 		struct node *n = &c->nodes[i];
 
 		random_name(&s, n->name, sizeof(n->name));
-		/* Siblings must differ: a clash gets its index appended. */
+		/*
+		 * Siblings must differ: a clash gets "~" and its index, which no random name
+		 * has and no other node gets (a plain number could be another sibling's name).
+		 */
 		for (int j = 1; j < i; j++)
 			if (c->nodes[j].parent == n->parent && !strcmp(c->nodes[j].name, n->name)) {
-				snprintf(n->name + strlen(n->name) / 2, 8, "%d", i);
+				snprintf(n->name + strlen(n->name) / 2, 8, "~%d", i);
 				break;
 			}
 		snprintf(n->path, PATH_MAX, "%s/%s", c->nodes[n->parent].path, n->name);
@@ -397,7 +400,8 @@ static void case_plan(struct mcase *c, const struct fsrun *run, unsigned int ind
 
 		f->dir = i ? (int)rnd(&s, c->nnodes) : deepest;
 		random_name(&s, name, 16);
-		snprintf(f->name, sizeof(f->name), "%s-f%d", name, i);
+		/* "~f": no directory's name, random or made unique, ends so. */
+		snprintf(f->name, sizeof(f->name), "%s~f%d", name, i);
 		snprintf(f->path, PATH_MAX, "%s/%s", c->nodes[f->dir].path, f->name);
 		f->uid0 = f->uid = uid_pool[rnd(&s, NUID)];
 		f->gid0 = f->gid = gid_pool[rnd(&s, NGID)];
