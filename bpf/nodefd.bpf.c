@@ -522,10 +522,12 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	/*
 	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
 	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
-	 * end on a magic link, nor on "/" or "/." after one; with no walk watched or refused
-	 * after its jump anywhere, there is nothing to find in task storage.
+	 * end on a magic link, nor on "/" or "/." after one, so nothing armed is its own (the
+	 * match below needs ND_JUMPED); with no walk refused after its jump anywhere, there is
+	 * nothing to find in task storage. (A watch armed somewhere, a leftover as often as not,
+	 * does not make every open on the machine look.)
 	 */
-	if (!(nd->state & ND_JUMPED) && !nodefd_raced && !nodefd_watches)
+	if (!(nd->state & ND_JUMPED) && !nodefd_raced)
 		return 0;
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st && !task_storage_busy())
