@@ -502,6 +502,58 @@ TEST_F(legit, execve_through_fd)
 }
 
 /*
+ * fexecve() of a "#!" script from an O_PATH fd: the kernel hands the interpreter the script as
+ * /dev/fd/N (execveat(fd, "", AT_EMPTY_PATH)) or as the link itself (execve of
+ * /proc/self/fd/N), and the interpreter opens that for reading: a read the O_PATH fd never
+ * had, which the name gives (pub/ is open to everyone). The fd must not be close-on-exec, or
+ * the kernel refuses such a script itself.
+ */
+static int fexecve_opath_script(struct legit_ctx *ctx)
+{
+	char *const argv[] = { "script", NULL }, *const envp[] = { NULL };
+	int fd = open(AT("pub/script"), O_PATH);
+
+	CHECK(fd >= 0, "open(pub/script, O_PATH)");
+	for (int how = 0; how < 2; how++) {
+		char out[64];
+		int p[2], status;
+		pid_t pid;
+
+		CHECK(!pipe2(p, O_CLOEXEC), "pipe2");
+		pid = fork();
+		CHECK(pid >= 0, "fork");
+		if (!pid) {
+			if (dup2(p[1], 1) != 1)
+				_exit(126);
+			if (how)
+				execve(enf_fmt("/proc/self/fd/%d", fd), argv, envp);
+			else
+				syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+			_exit(127);
+		}
+		close(p[1]);
+		if (read_all(p[0], out, sizeof(out)) < 0)
+			out[0] = '\0';
+		close(p[0]);
+		CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+		errno = 0;
+		CHECK(WIFEXITED(status) && !WEXITSTATUS(status) && !strcmp(out, "script ran\n"),
+		      "%s of an O_PATH fd of a script: status %#x, output \"%s\"",
+		      how ? "execve(/proc/self/fd/N)" : "execveat(fd, \"\", AT_EMPTY_PATH)", status,
+		      out);
+	}
+	close(fd);
+	return 0;
+}
+
+TEST_F(legit, fexecve_opath_script)
+{
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "pub/script"), 0755, 0,
+		   "#!" BUSYBOX " sh\necho script ran\n");
+	RUN_LEGIT(fexecve_opath_script);
+}
+
+/*
  * A walk that stats a link and then opens the same file by name, and an open by name right
  * after a refused link: neither by-name open may be taken for the link's.
  */
