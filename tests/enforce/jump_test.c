@@ -17,6 +17,12 @@
  * read-only fd of a 0666 file in priv/d onto one fd, while the walker truncates, or links,
  * /proc/self/fd/N: the private file must never be truncated nor get a name.
  *
+ * The same on ext4 with an O_CREAT open of "secret" below, while dentries are dropped: a
+ * file that exists but is not in the dcache is looked up after may_o_create(), so the
+ * creation's hook (path_mknod) sees the walk first, is refused, the kernel drops O_CREAT and
+ * opens the file; file_open must still refuse it (nodefd once let path_mknod use the refusal
+ * up, and the open through).
+ *
  * And the fail-closed rule for a walker that shares its fd table with another process
  * (clone(CLONE_FILES)): such a walker would outlive being killed, so its walks through
  * another process's link are refused where only the kill could stop them.
@@ -28,13 +34,18 @@
 #include <sched.h>
 #include <signal.h>
 #include <dirent.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #define JUMP_FD 100
 #define JUMP_SECONDS 3
 #define WALKER_TRIES 2000	/* per walker process: a killed one is replaced */
+#define EXT4_MOUNT "/mnt/ext4"
+#define EXT4_TREE EXT4_MOUNT "/j.XXXXXX"	/* fits struct enf_tree */
 
 enum jump_op {
 	OP_OPEN_BELOW, OP_OPATH_DIR, OP_STAT_BELOW, OP_CHDIR, OP_MKDIR_BELOW,	/* another's link */
+	OP_CREAT_BELOW,
 	OP_TRUNCATE_SELF, OP_LINK_SELF,						/* its own */
 };
 
@@ -55,6 +66,7 @@ struct jump {
 	long other_errors;
 	int other_errno;
 	long swaps;
+	long drops;
 	int setup_err;
 	char why[256];
 };
@@ -123,16 +135,18 @@ static int walk_once(struct jump *j, const char *link, const char *below, int i)
 
 	switch (j->op) {
 	case OP_OPEN_BELOW:
+	case OP_CREAT_BELOW:
 	case OP_OPATH_DIR:
 		fd = j->op == OP_OPEN_BELOW ? open(below, O_RDONLY | O_CLOEXEC) :
-					      open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		     j->op == OP_CREAT_BELOW ? open(below, O_RDONLY | O_CREAT | O_CLOEXEC, 0644) :
+					       open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -1;
 		ret = fstat(fd, &st);
 		close(fd);
 		if (ret)
 			return -1;
-		return which(j->op == OP_OPEN_BELOW ? j->secret_ino : j->dir_ino, st.st_ino);
+		return which(j->op == OP_OPATH_DIR ? j->dir_ino : j->secret_ino, st.st_ino);
 	case OP_STAT_BELOW:
 		if (stat(below, &st))
 			return -1;
@@ -193,15 +207,43 @@ static long count_made(const char *dir)
 	return n;
 }
 
-/* The tree and the inodes every case compares with. */
-static void tree_setup(struct __test_metadata *const _metadata, struct enf_tree *tree,
-		       struct jump **jp)
+/*
+ * Drops unused dentries and inodes every millisecond until @j->stop: what the walkers look up
+ * below the two directories is read from disk again. Run as root, in a process of its own.
+ */
+static int dropper(struct jump *j)
 {
+	while (!load(&j->stop)) {
+		int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "2", 1) != 1)
+			return 1;
+		close(fd);
+		j->drops++;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* The tree and the inodes every case compares with; on the ext4 scratch disk if @disk. */
+static void tree_setup(struct __test_metadata *const _metadata, struct enf_tree *tree,
+		       struct jump **jp, bool disk)
+{
+	struct statfs sfs;
 	struct stat st;
 	struct jump *j;
 
 	ENF_ASSERT_EXPECTATION();
-	enf_tree_make(_metadata, tree);
+	if (!disk) {
+		enf_tree_make(_metadata, tree);
+	} else {
+		if (statfs(EXT4_MOUNT, &sfs) || sfs.f_type != EXT4_SUPER_MAGIC)
+			SKIP(longjmp(_metadata->env, 1), "no ext4 filesystem on " EXT4_MOUNT
+			     " (vmtest/run mounts its scratch disk there)");
+		strcpy(tree->path, EXT4_TREE);
+		ASSERT_NE(NULL, mkdtemp(tree->path));
+		ASSERT_EQ(0, chmod(tree->path, 0755));
+	}
 	enf_mkdir(_metadata, ENF_AT(tree, "pub"), 0755, 0, 0);
 	enf_mkdir(_metadata, ENF_AT(tree, "pub/d"), 0777, 0, 0);
 	enf_mkfile(_metadata, ENF_AT(tree, "pub/d/secret"), 0644, 0, "public\n");
@@ -239,23 +281,27 @@ FIXTURE(jump)
 	struct jump *j;
 };
 
+/*
+ * may_kill: no hook sees what the call does after the jump, so a race kills the walker.
+ * disk: the tree is on ext4 and a root process drops dentries all along.
+ */
+FIXTURE_VARIANT(jump)
+{
+	int via_cwd;
+	int op;
+	int may_kill;
+	bool disk;
+};
+
 FIXTURE_SETUP(jump)
 {
-	tree_setup(_metadata, &self->tree, &self->j);
+	tree_setup(_metadata, &self->tree, &self->j, variant->disk);
 }
 
 FIXTURE_TEARDOWN(jump)
 {
 	tree_teardown(&self->tree, self->j);
 }
-
-/* may_kill: no hook sees what the call does after the jump, so a race kills the walker. */
-FIXTURE_VARIANT(jump)
-{
-	int via_cwd;
-	int op;
-	int may_kill;
-};
 
 FIXTURE_VARIANT_ADD(jump, fd_open_below) { .op = OP_OPEN_BELOW };
 FIXTURE_VARIANT_ADD(jump, fd_opath_dir) { .op = OP_OPATH_DIR, .may_kill = 1 };
@@ -264,17 +310,29 @@ FIXTURE_VARIANT_ADD(jump, fd_chdir) { .op = OP_CHDIR, .may_kill = 1 };
 FIXTURE_VARIANT_ADD(jump, fd_mkdir_below) { .op = OP_MKDIR_BELOW };
 FIXTURE_VARIANT_ADD(jump, cwd_open_below) { .via_cwd = 1, .op = OP_OPEN_BELOW };
 FIXTURE_VARIANT_ADD(jump, cwd_opath_dir) { .via_cwd = 1, .op = OP_OPATH_DIR, .may_kill = 1 };
+FIXTURE_VARIANT_ADD(jump, fd_creat_below_uncached) { .op = OP_CREAT_BELOW, .disk = true };
+FIXTURE_VARIANT_ADD(jump, cwd_creat_below_uncached)
+{
+	.via_cwd = 1, .op = OP_CREAT_BELOW, .disk = true
+};
 
 TEST_F_TIMEOUT(jump, another_process_link_never_lands_in_the_closed_dir, JUMP_SECONDS + 60)
 {
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	struct jump *j = self->j;
 	long lives = 0, kills = 0;
+	pid_t drop = -1;
 	double start;
 	int status;
 
 	j->via_cwd = variant->via_cwd;
 	j->op = variant->op;
+	if (variant->disk) {
+		drop = fork();
+		ASSERT_LE(0, drop);
+		if (!drop)
+			_exit(dropper(j));
+	}
 	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, holder, j));
 	ASSERT_TRUE(enf_agent_wait(&agent))
 	{
@@ -297,6 +355,14 @@ TEST_F_TIMEOUT(jump, another_process_link_never_lands_in_the_closed_dir, JUMP_SE
 	ASSERT_EQ(0, status)
 	{
 		TH_LOG("holder failed (exit %d): %s: %s", status, j->why, strerror(j->setup_err));
+	}
+	if (drop > 0) {
+		ASSERT_EQ(drop, waitpid(drop, &status, 0));
+		ASSERT_EQ(0, status)
+		{
+			TH_LOG("writing /proc/sys/vm/drop_caches failed (status %#x)", status);
+		}
+		TH_LOG("%ld drops of the dentry cache", j->drops);
 	}
 	if (j->op == OP_MKDIR_BELOW) {
 		j->landed[0] = count_made(ENF_AT(&self->tree, "pub/d"));
@@ -407,7 +473,7 @@ FIXTURE(jump_self)
 
 FIXTURE_SETUP(jump_self)
 {
-	tree_setup(_metadata, &self->tree, &self->j);
+	tree_setup(_metadata, &self->tree, &self->j, false);
 }
 
 FIXTURE_TEARDOWN(jump_self)
@@ -480,7 +546,7 @@ FIXTURE(jump_shared)
 
 FIXTURE_SETUP(jump_shared)
 {
-	tree_setup(_metadata, &self->tree, &self->j);
+	tree_setup(_metadata, &self->tree, &self->j, false);
 }
 
 FIXTURE_TEARDOWN(jump_shared)
