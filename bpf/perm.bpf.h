@@ -293,7 +293,12 @@ static __always_inline int dir_acl(struct inode *inode, struct posix_acl *acl,
 		if (inode_acl_method(inode) && !ext4_has_no_xattrs(inode))
 			return SEARCH_UNKNOWN;
 		acl = NULL;
-	} else if (acl == ACL_DONT_CACHE) {
+	} else if ((long)acl & 1) {
+		/*
+		 * Odd is "not cached" to the kernel (is_uncached_acl()): ACL_DONT_CACHE, and the
+		 * sentinel get_acl() leaves while a task reads the ACL from disk (that task's
+		 * address + 1), which is no struct posix_acl.
+		 */
 		return SEARCH_UNKNOWN;
 	}
 	*aclp = acl;
