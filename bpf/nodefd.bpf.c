@@ -125,34 +125,29 @@ static __always_inline __u32 access_excess(const struct ctx *c)
 
 /*
  * A FIFO handed over as an O_PATH fd: runc's exec.fifo. `runc create` opens
- * /run/runc/<id>/exec.fifo O_PATH and passes it to `runc init`, which changes its credentials,
- * pivots into the container's root and then opens /proc/self/fd/N for writing to say it is
- * ready. By its own name the container cannot reach the FIFO (outside its root), so the
- * principle alone refuses every `runc run`. The fd is a ticket its opener wrote on purpose:
- * it was opened under other credentials than the opener's now (inherited or passed, not the
- * article's own fd of a file that closed on it), credentials that can open any file by name
- * (CAP_DAC_OVERRIDE in the initial user namespace, as rootful runc's are: every directory and
- * the FIFO's mode pass), and a FIFO holds no data of its own to read or destroy. A regular file (CVE-2019-5736's binary), a directory
- * (CVE-2024-21626's leaked fd) or an fd the opener opened itself get nothing from this.
+ * <state dir>/<id>/exec.fifo O_PATH and passes it to `runc init`, which changes its
+ * credentials, pivots into the container's root and then opens /proc/self/fd/N for writing to
+ * say it is ready. By its own name the container cannot reach the FIFO (outside its root), so
+ * the principle alone refuses every `runc run`. The fd is a ticket its opener wrote on purpose:
+ * it was opened under other credentials than the opener's now (inherited across a change of
+ * credentials, or passed: not the article's own fd of a file that closed on it), and those
+ * credentials could open the FIFO by name now (rootful runc's root passes every directory;
+ * rootless runc's user, or root of its user namespace, owns the state directory); and a FIFO
+ * holds no data of its own to read or destroy. A regular file (CVE-2019-5736's binary), a
+ * directory (CVE-2024-21626's leaked fd) or an fd whose credentials could no longer name it
+ * get nothing from this.
  */
 static __always_inline bool delegated_fifo(struct ctx *c)
 {
 	const struct cred *cred = (const struct cred *)c->orig_cred;
 	struct dentry *d = c->dentry;
-	__u64 caps = 0, need = 0;
 
 	if (c->kind != NODEFD_KIND_FD || !(c->orig_mode & FMODE_PATH) || !cred ||
 	    (__u64)cred == (__u64)c->task->cred ||
-	    (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) != S_IFIFO ||
-	    BPF_CORE_READ(cred, user_ns, level) != 0)
+	    (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) != S_IFIFO)
 		return false;
-	/* Writing needs CAP_DAC_OVERRIDE; reading, either. */
-	if (c->req_mode & FMODE_WRITE)
-		need = 1ULL << CAP_DAC_OVERRIDE;
-	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
-	if (need)
-		return (caps & need) == need;
-	return caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH));
+	return nodefd_cred_opens((__u64)cred, (__u64)d, (__u64)c->mnt,
+				 (c->req_mode & FMODE_READ ? 4 : 0) | (c->req_mode & FMODE_WRITE ? 2 : 0));
 }
 
 static __always_inline __u8 weaker(__u8 a, __u8 b)

@@ -24,7 +24,25 @@ struct opener {
 	int ngroups;
 	__u8 dac_search;	/* passes every directory: CAP_DAC_* in the initial user ns */
 	__u8 dac_ns;		/* CAP_DAC_* in another user ns: over what it maps */
+	/*
+	 * Not the current task's credentials (an fd's f_cred): the ACL walk reads the current
+	 * task's, so a directory whose ACL counts for them is not known (SEARCH_UNKNOWN).
+	 */
+	__u8 foreign;
 };
+
+/*
+ * capable_wrt_inode_uidgid(): a DAC capability counts in the credentials' own user namespace,
+ * over inodes whose owner and group that namespace maps; the initial one maps every id.
+ */
+static __always_inline void opener_caps(struct opener *o, __u64 caps, unsigned int level)
+{
+	o->dac_search = o->dac_ns = 0;
+	if (caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH))) {
+		o->dac_search = level == 0;
+		o->dac_ns = level != 0;
+	}
+}
 
 static __always_inline void opener_init(struct opener *o, struct task_struct *task)
 {
@@ -44,16 +62,22 @@ static __always_inline void opener_init(struct opener *o, struct task_struct *ta
 	o->ngroups = cred->group_info->ngroups;
 	o->ids = (__u64)cred->fsuid.val << 32 | cred->fsgid.val;
 	o->user_ns = (__u64)BPF_CORE_READ(cred, user_ns);
-	/*
-	 * capable_wrt_inode_uidgid(): a DAC capability counts in the credentials' own user
-	 * namespace, over inodes whose owner and group that namespace maps; the initial one maps
-	 * every id.
-	 */
-	o->dac_search = o->dac_ns = 0;
-	if (caps & ((1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH))) {
-		o->dac_search = level == 0;
-		o->dac_ns = level != 0;
-	}
+	o->foreign = 0;
+	opener_caps(o, caps, level);
+}
+
+/* The same for credentials @cred that are not the current task's: every field read. */
+static __always_inline void opener_of_cred(struct opener *o, const struct cred *cred)
+{
+	__u64 caps = 0;
+
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+	o->groups = (__u64)BPF_CORE_READ(cred, group_info);
+	o->ngroups = BPF_CORE_READ(cred, group_info, ngroups);
+	o->ids = (__u64)BPF_CORE_READ(cred, fsuid.val) << 32 | BPF_CORE_READ(cred, fsgid.val);
+	o->user_ns = (__u64)BPF_CORE_READ(cred, user_ns);
+	o->foreign = 1;
+	opener_caps(o, caps, BPF_CORE_READ(cred, user_ns, level));
 }
 
 /*
@@ -398,7 +422,7 @@ static __always_inline int may_search(const struct opener *o, struct inode *inod
 		if (s != SEARCH_OK)
 			return s;
 		if (acl)
-			return nodefd_acl_search((__u64)acl, h.gid);
+			return o->foreign ? SEARCH_UNKNOWN : nodefd_acl_search((__u64)acl, h.gid);
 	}
 	/* Group and other agree on search: no need to look at the groups (as the kernel does). */
 	if (((h.mode ^ (h.mode >> 3)) & S_IXOTH) &&

@@ -313,4 +313,76 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount)
 	return 0;
 }
 
+/*
+ * generic_permission() of @inode for @want (MAY_READ 4, MAY_WRITE 2) by credentials @cred
+ * that are not the current task's: owner, group or other bits, then CAP_DAC_OVERRIDE (or for
+ * reading CAP_DAC_READ_SEARCH) where it counts. An ACL on the file is not known here: no.
+ */
+__noinline int nodefd_cred_may_open(__u64 cred_ptr, __u64 inode_ptr, __u32 want)
+{
+	const struct cred *cred = (void *)cred_ptr;
+	struct inode *inode = (void *)inode_ptr;
+	struct opener op, *o = &op;
+	struct inode_head h;
+	__u64 caps = 0, need;
+	__u32 mode;
+
+	if (!cred || !inode)
+		return 0;
+	opener_of_cred(o, cred);
+	inode_head_read(inode, &h);
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+	need = 1ULL << CAP_DAC_OVERRIDE;
+	if (!(want & 2))
+		need |= 1ULL << CAP_DAC_READ_SEARCH;
+	if ((caps & need) &&
+	    (o->dac_search ||
+	     (nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, uid_map),
+			       h.uid) &&
+	      nodefd_id_mapped(o->user_ns + bpf_core_field_offset(struct user_namespace, gid_map),
+			       h.gid))))
+		return 1;
+	if (h.uid == o->ids >> 32) {
+		mode = h.mode >> 6;
+	} else {
+		if (h.acl && (void *)h.acl != ACL_NOT_CACHED)
+			return 0;	/* an ACL, or none known: not judged for these */
+		if ((void *)h.acl == ACL_NOT_CACHED && inode_acl_method(inode) &&
+		    !ext4_has_no_xattrs(inode))
+			return 0;
+		mode = nodefd_in_group(o->groups, o->ngroups, (__u32)o->ids, h.gid) ? h.mode >> 3 :
+										     h.mode;
+	}
+	return (mode & want & 7) == (want & 7);
+}
+
+/*
+ * Could credentials @cred that are not the current task's (an fd's f_cred) open @dentry on
+ * @vfsmount by name now for @want (MAY_READ 4, MAY_WRITE 2): it still has its name, every
+ * directory above it up to the top of its mount namespace (credentials have no root of their
+ * own) grants them search, and the file's mode grants them @want. An ACL that would count for
+ * them is not known here (the ACL walk reads the current task's credentials): no. 1 yes, 0 no.
+ */
+__noinline int nodefd_cred_opens(__u64 cred, __u64 dentry, __u64 vfsmount, __u32 want)
+{
+	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
+	struct dentry *d = (void *)dentry;
+	struct walk w = {
+		.d = d,
+		.ns = (__u64)BPF_CORE_READ(m, mnt_ns),
+	};
+	struct inode *inode;
+
+	if (!cred || !d || !w.ns || w.ns == (__u64)MNT_NS_INTERNAL)
+		return 0;
+	inode = BPF_CORE_READ(d, d_inode);
+	if (!inode || (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d))
+		return 0;	/* unlinked: no name to be opened by */
+	if (!nodefd_cred_may_open(cred, (__u64)inode, want))
+		return 0;
+	opener_of_cred(&w.o, (const struct cred *)cred);
+	walk_enter(&w, m);
+	return walk_run(&w) && !w.refused;
+}
+
 #endif /* __NODEFD_REACH_BPF_H */

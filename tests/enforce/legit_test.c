@@ -1210,6 +1210,77 @@ TEST_F(confined, runc_exec_fifo)
 }
 
 /*
+ * Rootless runc (Docker's rootless mode, podman with runc): `runc create` runs as root of a
+ * user namespace that maps a user (uid 1000 here), with its state in the user's own 0700
+ * directory (as /run/user/1000); `runc init` enters a root of its own and opens the FIFO
+ * through /proc/self/fd for writing. Its opener's credentials could still open it by name.
+ */
+static int echo_to(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+static int rootless_runc(struct legit_ctx *ctx)
+{
+	const char *state = AT("user/runc"), *fifo = AT("user/runc/exec.fifo");
+	const char *jail = AT("jail");
+	int rd, status;
+	pid_t pid;
+	char c = 0;
+
+	CHECK(!unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare(CLONE_NEWUSER | CLONE_NEWNS)");
+	CHECK(!echo_to("/proc/self/uid_map", enf_fmt("0 %d 1", ENF_OWNER)) &&
+	      !echo_to("/proc/self/setgroups", "deny") &&
+	      !echo_to("/proc/self/gid_map", enf_fmt("0 %d 1", ENF_OWNER)), "map 0 to %d",
+	      ENF_OWNER);
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mkdir(state, 0711), "mkdir %s", state);
+	CHECK(!mkfifo(fifo, 0622) && !chmod(fifo, 0622), "mkfifo");
+	rd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	CHECK(rd >= 0, "open the FIFO's reading end");
+	exec_fifo_fd = open(fifo, O_PATH);
+	CHECK(exec_fifo_fd >= 0, "open the FIFO O_PATH");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid) {
+		/* runc init: a root of its own, /proc bound into it. */
+		int fd;
+
+		if (unshare(CLONE_NEWNS) ||
+		    mount("/proc", enf_fmt("%s/proc", jail), NULL, MS_BIND | MS_REC, NULL) ||
+		    chroot(jail) || chdir("/"))
+			_exit(2);
+		fd = open(enf_fmt("/proc/self/fd/%d", exec_fifo_fd), O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			_exit(errno == EACCES ? 13 : 3);
+		_exit(write(fd, "0", 1) == 1 ? 0 : 4);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	errno = 0;
+	CHECK(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "runc init: status %#x (13: open exec fifo /proc/self/fd/%d refused)", status,
+	      exec_fifo_fd);
+	CHECK(read(rd, &c, 1) == 1 && c == '0', "read what runc init wrote");
+	close(rd);
+	close(exec_fifo_fd);
+	return 0;
+}
+
+TEST_F(confined, rootless_runc_exec_fifo)
+{
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "user"), 0700, ENF_OWNER, ENF_OWNER);
+	run_legit(_metadata, self->ctx, &((struct enf_ident){ ENF_OWNER, ENF_OWNER, 0, { 0 } }),
+		  rootless_runc);
+}
+
+/*
  * overlayfs, as container storage: a directory with group bits (0775) in the lower layer, whose
  * ACL overlayfs never caches on its own inode. nobody reopens its read-only fd of a 0666 file
  * in it for writing, which it could do by name.
