@@ -71,6 +71,8 @@ static __always_inline void place_of(struct ctx *c, struct place *r)
 		r->reach_reason = NODEFD_REASON_UNLINKED;
 	} else {
 		nodefd_check_place(r, (__u64)c->dentry, (__u64)c->mnt);
+		if (r->ancestors_fail || r->reach_fail)
+			nodefd_place_by_binds(r, (__u64)c->dentry, (__u64)c->mnt);
 	}
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS))
 		r->ancestors_fail = false;

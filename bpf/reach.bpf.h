@@ -17,12 +17,13 @@ struct walk {
 	struct dentry *refused;		/* directory that refused search, or NULL */
 	struct dentry *up;		/* d's parent, read with the step onto d, or NULL */
 	__u64 generic_iop;		/* may_search()'s: inode operations judged here */
-	int search;			/* enum search of the refusing directory */
-	/* Together after the int: the walk lives in the deepest call chain's second frame. */
+	__s8 search;			/* enum search of the refusing directory */
+	/* Together after it: the walk lives in the deepest call chain's second frame. */
 	bool posixacl;			/* m's superblock has SB_POSIXACL */
 	bool idmapped;			/* m is an idmapped mount */
 	bool reached_root;
 	bool done;
+	__u8 binds;			/* bind mounts the walk may still step onto */
 };
 
 static __always_inline void walk_enter(struct walk *w, struct mount *m)
@@ -97,6 +98,60 @@ __noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
 }
 
 /*
+ * A mount of the opener's (the current task's) namespace @ns whose root is @dentry, on the
+ * superblock of @mount: a bind mount of that directory. One whose parent is the opener's
+ * root mount (a container's volume, a chroot's bind) is taken first. 0 if none.
+ */
+struct binds {
+	struct list_head *head;
+	struct list_head *pos;
+	struct mnt_namespace *ns;
+	struct dentry *d;
+	struct mount *prefer;
+	struct mount *found;
+};
+
+static long bind_step(__u32 i, void *ctx)
+{
+	struct binds *b = ctx;
+	struct list_head *pos;
+	struct mount *m;
+
+	if (!b->pos || b->pos == b->head)
+		return 1;
+	pos = b->pos;
+	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
+	b->pos = BPF_CORE_READ(pos, next);
+	if (BPF_CORE_READ(m, mnt_ns) != b->ns || BPF_CORE_READ(m, mnt.mnt_root) != b->d)
+		return 0;
+	if (!b->found)
+		b->found = m;
+	if (BPF_CORE_READ(m, mnt_parent) != b->prefer)
+		return 0;
+	b->found = m;
+	return 1;
+}
+
+__noinline __u64 nodefd_bind_of(__u64 mount, __u64 ns, __u64 dentry)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mount *m = (void *)mount;
+	struct super_block *sb = BPF_CORE_READ(m, mnt.mnt_sb);
+	struct binds b = {
+		.ns = (void *)ns,
+		.d = (void *)dentry,
+		.prefer = (void *)task->fs->root.mnt - bpf_core_field_offset(struct mount, mnt),
+	};
+
+	if (!sb)
+		return 0;
+	b.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	b.pos = BPF_CORE_READ(sb, s_mounts.next);
+	bpf_loop(ALIAS_MOUNTS, bind_step, &b, 0);
+	return (__u64)b.found;
+}
+
+/*
  * @d's inode, and its parent in *@up: one read of 32 bytes where d_inode follows d_parent by
  * 24 (6.1 and 6.12: d_name between), which gives the next step its parent too.
  */
@@ -129,6 +184,15 @@ static long walk_step(__u32 i, void *ctx)
 		w->reached_root = true;
 		w->done = true;
 		return 1;
+	}
+	if (w->binds && d != w->mnt_root) {
+		__u64 bind = nodefd_bind_of((__u64)w->m, w->ns, (__u64)d);
+
+		if (bind) {
+			w->binds--;
+			walk_enter(w, (struct mount *)bind);
+			return 0;	/* d is its root: on to its mountpoint */
+		}
 	}
 	if (d == w->mnt_root) {
 		struct mount *m = w->m, *pm = BPF_CORE_READ(m, mnt_parent);
@@ -231,6 +295,7 @@ static __always_inline bool walk_run(struct walk *w)
 
 	return n >= 0 && w->done;
 }
+
 
 /*
  * Could the current task reach @dentry on @vfsmount by name now: ancestors (search permission
@@ -354,6 +419,40 @@ __noinline int nodefd_cred_may_open(__u64 cred_ptr, __u64 inode_ptr, __u32 want)
 										     h.mode;
 	}
 	return (mode & want & 7) == (want & 7);
+}
+
+/*
+ * After nodefd_check_place() refused (@r): the target's own mounts lead nowhere the current
+ * task may go, but a lookup by name also crosses the task's bind mounts of a directory on the
+ * way (a chroot's bind of a host directory, a container's volume, a bind of /home). Walks
+ * again, stepping onto them (a few: a directory bound below itself is no loop); if that walk
+ * passes, @r's refusal is cleared. A failure for depth stands. A function of its own, called
+ * after the first walk's: the two walks' frames are never on the stack together.
+ */
+__noinline int nodefd_place_by_binds(struct place *r, __u64 dentry, __u64 vfsmount)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
+	struct fs_struct *fs = task->fs;
+	struct walk w = {
+		.d = (void *)dentry,
+		.root_d = fs->root.dentry,
+		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
+		.binds = 4,
+	};
+
+	if (!r || !(r->ancestors_fail || r->reach_fail) ||
+	    (r->ancestors_fail && r->ancestors_reason == NODEFD_REASON_DEPTH) ||
+	    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT))
+		return 0;
+	opener_init(&w.o, task);
+	walk_enter(&w, m);
+	if (walk_run(&w) && !w.refused && (!r->confined || w.reached_root)) {
+		r->ancestors_fail = r->reach_fail = false;
+		r->refused = 0;
+		return 1;
+	}
+	return 0;
 }
 
 /*

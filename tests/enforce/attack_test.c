@@ -734,6 +734,57 @@ TEST_F(single, fifo_opath_after_credentials_change)
 }
 
 /*
+ * A bind mount is a name only where the opener can reach it: hid/data, bound at closed/mnt,
+ * after both hid and closed went 0700. nobody's read-only fd of a 0666 file there, reopened
+ * for writing: neither the file's own place nor the bind gives it a name.
+ */
+struct bound_run {
+	int fd;
+	int err;
+};
+
+static int bound_reopen(struct enf_agent *agent, void *arg)
+{
+	struct bound_run *b = arg;
+	int w;
+
+	(void)agent;
+	w = open(enf_fmt("/proc/self/fd/%d", b->fd), O_RDWR | O_CLOEXEC);
+	b->err = w < 0 ? errno : 0;
+	if (w >= 0)
+		close(w);
+	return 0;
+}
+
+TEST_F(single, bind_behind_a_closed_dir_gives_nothing)
+{
+	struct bound_run *b = enf_shared(sizeof(*b));
+	const char *mnt = ENF_AT(&self->tree, "closed/mnt");
+
+	ASSERT_NE(NULL, b);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "hid"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "hid/data"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "hid/data/f"), 0666, 0, ENF_ORIGINAL);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "closed"), 0755, 0, 0);
+	enf_mkdir(_metadata, mnt, 0755, 0, 0);
+	ASSERT_EQ(0, mount(ENF_AT(&self->tree, "hid/data"), mnt, NULL, MS_BIND, NULL));
+	b->fd = open(ENF_AT(&self->tree, "hid/data/f"), O_RDONLY);	/* inherited */
+	ASSERT_LE(0, b->fd);
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "hid"), 0700));
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "closed"), 0700));
+	EXPECT_EQ(0, enf_run_as(&ENF_AS_NOBODY, bound_reopen, b));
+	close(b->fd);
+	umount2(mnt, MNT_DETACH);
+	TH_LOG("write open through the link: %s", b->err ? strerror(b->err) : "opened");
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(EACCES, b->err);
+	} else {
+		EXPECT_EQ(0, b->err);
+	}
+	munmap(b, sizeof(*b));
+}
+
+/*
  * The same upgrade many times over, each in a fresh process, through links that differ in pid,
  * fd number and spelling: a decision that depends on any of them (a hash, a cache, a name
  * read at the wrong offset) shows as some attempts getting through. Root hands nobody a

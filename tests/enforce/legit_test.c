@@ -1210,6 +1210,69 @@ TEST_F(confined, runc_exec_fifo)
 }
 
 /*
+ * A lookup by name crosses bind mounts; so must the judgement of what the name gives. A build
+ * chroot with the host's log directory bound into it: its stderr is the log opened outside
+ * (O_APPEND, `2>>log`), and `echo > /dev/stderr` (write without O_APPEND) is refused unless
+ * the name gives it, which it does: /data/log, through the bind.
+ */
+static int chroot_bound_log(struct legit_ctx *ctx)
+{
+	const char *jail = AT("jail");
+	int fd = open(AT("srv/data/log"), O_WRONLY | O_APPEND);
+
+	CHECK(fd >= 0, "open the log O_APPEND");
+	CHECK(!unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)");
+	CHECK(!mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "make / private");
+	CHECK(!mount(AT("srv/data"), enf_fmt("%s/data", jail), NULL, MS_BIND, NULL),
+	      "bind srv/data into the chroot");
+	CHECK(!mount("proc", enf_fmt("%s/proc", jail), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		     NULL), "mount proc in the chroot");
+	CHECK(!chroot(jail) && !chdir("/"), "chroot");
+	CHECK(!setgroups(0, NULL) && !setresgid(ENF_NOBODY, ENF_NOBODY, ENF_NOBODY) &&
+	      !setresuid(ENF_NOBODY, ENF_NOBODY, ENF_NOBODY), "become nobody");
+	CHECK(!reopen_check(ctx, "/data/log", O_WRONLY, NULL), "by name");
+	return reopen_check(ctx, enf_fmt("/proc/self/fd/%d", fd), O_WRONLY, NULL);
+}
+
+TEST_F(confined, chroot_bound_log_written_without_append)
+{
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "srv"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "srv/data"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "srv/data/log"), 0666, 0, "");
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail/data"), 0755, 0, 0);
+	run_legit(_metadata, self->ctx, &ENF_ROOT, chroot_bound_log);
+}
+
+/*
+ * The same for a task that is not confined: a directory bound elsewhere (h/) stays open to
+ * everyone after the one above its original place (hid/) closed. A read-only fd of a 0666 file
+ * there, reopened for writing by nobody: the name h/f gives it.
+ */
+static int held_fd;
+
+static int bound_dir_reopen(struct legit_ctx *ctx)
+{
+	CHECK(!reopen_check(ctx, AT("h/f"), O_RDWR, NULL), "by name, through the bind");
+	return reopen_check(ctx, enf_fmt("/proc/self/fd/%d", held_fd), O_RDWR, NULL);
+}
+
+TEST_F(confined, bound_dir_behind_a_closed_one)
+{
+	const char *h = ENF_AT(&self->tree, "h");
+
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "hid"), 0755, 0, 0);
+	enf_mkdir(_metadata, ENF_AT(&self->tree, "hid/data"), 0755, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "hid/data/f"), 0666, 0, ENF_ORIGINAL);
+	ASSERT_EQ(0, mount(ENF_AT(&self->tree, "hid/data"), h, NULL, MS_BIND, NULL));
+	held_fd = open(ENF_AT(&self->tree, "hid/data/f"), O_RDONLY);	/* inherited */
+	ASSERT_LE(0, held_fd);
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "hid"), 0700));
+	run_legit(_metadata, self->ctx, &ENF_AS_NOBODY, bound_dir_reopen);
+	close(held_fd);
+	umount2(h, MNT_DETACH);
+}
+
+/*
  * Rootless runc (Docker's rootless mode, podman with runc): `runc create` runs as root of a
  * user namespace that maps a user (uid 1000 here), with its state in the user's own 0700
  * directory (as /run/user/1000); `runc init` enters a root of its own and opens the FIFO
