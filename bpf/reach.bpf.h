@@ -44,11 +44,37 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
  */
 #define ALIAS_MOUNTS 256
 
-struct alias {
+/* A scan of a superblock's list of its mounts (s_mounts) for the mounts of namespace @ns. */
+struct mounts_scan {
 	struct list_head *head;
 	struct list_head *pos;
 	struct mnt_namespace *ns;
-	struct dentry *d;
+	struct dentry *d;	/* the directory looked for */
+};
+
+#define SCAN_END ((struct mount *)-1L)
+
+/* One step of @s: the mount there if it is @s->ns's, else NULL; SCAN_END past the last. */
+static __always_inline struct mount *scan_next(struct mounts_scan *s)
+{
+	struct list_head *pos = s->pos;
+	struct mount *m;
+
+	if (!pos || pos == s->head)
+		return SCAN_END;
+	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
+	s->pos = BPF_CORE_READ(pos, next);
+	return BPF_CORE_READ(m, mnt_ns) == s->ns ? m : NULL;
+}
+
+static __always_inline void scan_start(struct mounts_scan *s, struct super_block *sb)
+{
+	s->head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
+	s->pos = BPF_CORE_READ(sb, s_mounts.next);
+}
+
+struct alias {
+	struct mounts_scan s;
 	struct dentry *sb_root;
 	struct mount *same;
 	struct mount *whole;
@@ -57,19 +83,15 @@ struct alias {
 static long alias_step(__u32 i, void *ctx)
 {
 	struct alias *a = ctx;
-	struct list_head *pos;
-	struct mount *m;
+	struct mount *m = scan_next(&a->s);
 	struct dentry *root;
 
-	if (!a->pos || a->pos == a->head)
+	if (m == SCAN_END)
 		return 1;
-	pos = a->pos;
-	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
-	a->pos = BPF_CORE_READ(pos, next);
-	if (BPF_CORE_READ(m, mnt_ns) != a->ns)
+	if (!m)
 		return 0;
 	root = BPF_CORE_READ(m, mnt.mnt_root);
-	if (root == a->d) {
+	if (root == a->s.d) {
 		a->same = m;
 		return 1;
 	}
@@ -84,15 +106,13 @@ __noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
 	struct mount *m = (void *)mount;
 	struct super_block *sb = BPF_CORE_READ(m, mnt.mnt_sb);
 	struct alias a = {
-		.ns = (void *)ns,
-		.d = (void *)dentry,
+		.s = { .ns = (void *)ns, .d = (void *)dentry },
 		.sb_root = BPF_CORE_READ(sb, s_root),
 	};
 
 	if ((__u64)BPF_CORE_READ(m, mnt_ns) == ns)
 		return 0;	/* the opener's own tree: its top is the top */
-	a.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	a.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan_start(&a.s, sb);
 	bpf_loop(ALIAS_MOUNTS, alias_step, &a, 0);
 	return (__u64)(a.same ?: a.whole);
 }
@@ -103,10 +123,7 @@ __noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
  * root mount (a container's volume, a chroot's bind) is taken first. 0 if none.
  */
 struct binds {
-	struct list_head *head;
-	struct list_head *pos;
-	struct mnt_namespace *ns;
-	struct dentry *d;
+	struct mounts_scan s;
 	struct mount *prefer;
 	struct mount *found;
 };
@@ -114,15 +131,11 @@ struct binds {
 static long bind_step(__u32 i, void *ctx)
 {
 	struct binds *b = ctx;
-	struct list_head *pos;
-	struct mount *m;
+	struct mount *m = scan_next(&b->s);
 
-	if (!b->pos || b->pos == b->head)
+	if (m == SCAN_END)
 		return 1;
-	pos = b->pos;
-	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
-	b->pos = BPF_CORE_READ(pos, next);
-	if (BPF_CORE_READ(m, mnt_ns) != b->ns || BPF_CORE_READ(m, mnt.mnt_root) != b->d)
+	if (!m || BPF_CORE_READ(m, mnt.mnt_root) != b->s.d)
 		return 0;
 	if (!b->found)
 		b->found = m;
@@ -138,15 +151,13 @@ __noinline __u64 nodefd_bind_of(__u64 mount, __u64 ns, __u64 dentry)
 	struct mount *m = (void *)mount;
 	struct super_block *sb = BPF_CORE_READ(m, mnt.mnt_sb);
 	struct binds b = {
-		.ns = (void *)ns,
-		.d = (void *)dentry,
+		.s = { .ns = (void *)ns, .d = (void *)dentry },
 		.prefer = (void *)task->fs->root.mnt - bpf_core_field_offset(struct mount, mnt),
 	};
 
 	if (!sb)
 		return 0;
-	b.head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	b.pos = BPF_CORE_READ(sb, s_mounts.next);
+	scan_start(&b.s, sb);
 	bpf_loop(ALIAS_MOUNTS, bind_step, &b, 0);
 	return (__u64)b.found;
 }
