@@ -23,12 +23,35 @@ check "debian12 kernel lists bpf in its LSMs" \
 check "debian13 kernel is 6.12 and lists bpf in its LSMs" \
 	out_contains bpf vmtest/run --kernel=debian13 -- sh -c \
 	'case $(uname -r) in 6.12.*) cat /sys/kernel/security/lsm ;; *) uname -r; exit 1 ;; esac'
-# The disk tests need a real disk filesystem: on Debian's kernels through modules vmtest/run
-# loads (virtio_blk), on onode built in.
-for k in onode debian12 debian13; do
-	check "$k guest has ext4 with ACLs on /mnt/ext4" \
+
+# pin_of KERNEL: the version vmtest/fetch-stock's STOCK_KERNELS table pins KERNEL's
+# linux-image-cloud-amd64 to.
+pin_of()
+{
+	sed -n "/^STOCK_KERNELS='\$/,/^'\$/p" vmtest/fetch-stock | awk -v k="$1" '$1 == k { print $3 }'
+}
+# pinned_is KERNEL PIN: KERNEL boots, its uname -r is the pinned version's upstream part and a
+# + or - (pin 7.3.4-1~bpo13+1: 7.3.4+deb13-cloud-amd64), and it lists bpf in its LSMs. Moving a
+# pin needs no change here.
+pinned_is()
+{
+	[ -n "$2" ] && [ "$2" != - ] || { echo "no pin for $1 in vmtest/fetch-stock"; return 1; }
+	out_contains bpf vmtest/run --kernel="$1" -- sh -c \
+		'uname -r; case $(uname -r) in "$1"[+-]*) cat /sys/kernel/security/lsm ;; *) exit 1 ;; esac' \
+		sh "${2%-*}"
+}
+for k in debian13-backports sid; do
+	pin=$(pin_of $k)
+	check "$k kernel is the pinned ${pin:-(none)} and lists bpf in its LSMs" pinned_is $k "$pin"
+done
+# The disk tests need a real disk filesystem, and some tests overlayfs and loop devices: on
+# Debian's kernels through modules vmtest/run loads (virtio_blk, overlay, loop), on onode
+# built in.
+for k in onode debian12 debian13 debian13-backports sid; do
+	check "$k guest has ext4 with ACLs on /mnt/ext4, overlayfs and loop" \
 		out_contains ext4 vmtest/run --kernel=$k -- sh -c \
-		'grep " /mnt/ext4 ext4 " /proc/mounts'
+		'grep " /mnt/ext4 ext4 " /proc/mounts && mkdir l u w m &&
+		mount -t overlay o -o lowerdir=l,upperdir=u,workdir=w m && losetup -f'
 done
 check "onode kernel lists bpf in its LSMs" \
 	out_contains bpf vmtest/run --kernel=onode -- cat /sys/kernel/security/lsm
