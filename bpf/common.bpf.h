@@ -4,6 +4,7 @@
 #define __NODEFD_COMMON_BPF_H
 
 #define EACCES 13
+#define AT_FDCWD -100
 #define PROC_SUPER_MAGIC 0x9fa0
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
@@ -12,21 +13,33 @@
 #define S_IXOTH 00001
 #define S_IRWXG 00070
 
-#define FMODE_READ 0x1
-#define FMODE_WRITE 0x2
-#define FMODE_EXEC 0x20
-#define FMODE_PATH 0x4000
+/*
+ * The kernel's own #defines, which CO-RE cannot relocate, are the running kernel's: nodefdctl
+ * writes them before load (src/kconst.c). The data is read-only then, so the verifier knows
+ * each value and drops the branches it rules out.
+ */
+const volatile struct nodefd_kconst kconst;
+
+#define FMODE_READ (kconst.fmode_read)
+#define FMODE_WRITE (kconst.fmode_write)
+#define FMODE_EXEC (kconst.fmode_exec)
+#define FMODE_PATH (kconst.fmode_path)
 
 #define O_TRUNC 00001000
 #define O_APPEND 00002000
 #define O_NODE 040000000
 
-#define LOOKUP_PARENT 0x0010
-/* nameidata.state: the walk's last step was a jump (fs/namei.c; 6.1 and 6.12) */
-#define ND_JUMPED 4
-#define LOOKUP_OPEN 0x0100
-#define SB_POSIXACL (1 << 16)
-#define MNT_NS_INTERNAL ((void *)-22L)
+#define LOOKUP_PARENT (kconst.lookup_parent)
+#define LOOKUP_OPEN (kconst.lookup_open)
+#define LOOKUP_EMPTY (kconst.lookup_empty)
+/* nameidata.state: the walk's last step was a jump */
+#define ND_JUMPED (kconst.nd_jumped)
+#define SB_POSIXACL (kconst.sb_posixacl)
+#define MNT_NS_INTERNAL ((void *)kconst.mnt_ns_internal)
+#define ACL_NOT_CACHED ((void *)kconst.acl_not_cached)
+#define ACL_DONT_CACHE ((void *)kconst.acl_dont_cache)
+#define TS_COMPAT (kconst.ts_compat)
+#define PF_IO_WORKER (kconst.pf_io_worker)
 
 /* The global switches (struct nodefd_config), entry 0, set by nodefdctl. */
 struct {

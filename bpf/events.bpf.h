@@ -3,6 +3,15 @@
 #ifndef __NODEFD_EVENTS_BPF_H
 #define __NODEFD_EVENTS_BPF_H
 
+/* f_mode as struct nodefd_event has it (NODEFD_EV_MODE_*), whatever the kernel's bits. */
+static __always_inline __u32 event_mode(__u32 f_mode)
+{
+	return (f_mode & FMODE_READ ? NODEFD_EV_MODE_READ : 0) |
+	       (f_mode & FMODE_WRITE ? NODEFD_EV_MODE_WRITE : 0) |
+	       (f_mode & FMODE_EXEC ? NODEFD_EV_MODE_EXEC : 0) |
+	       (f_mode & FMODE_PATH ? NODEFD_EV_MODE_PATH : 0);
+}
+
 #define PATH_COMPONENTS 16
 
 /* Scratch for building an event's path: twice the size, so masked offsets never overflow. */
@@ -135,9 +144,9 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 	ev->holder_pid = c->holder_tgid;
 	ev->holder_fd = c->fd;
 	ev->orig_flags = c->orig_flags;
-	ev->orig_mode = c->orig_mode;
+	ev->orig_mode = event_mode(c->orig_mode);
 	ev->req_flags = c->req_flags;
-	ev->req_mode = c->req_mode;
+	ev->req_mode = event_mode(c->req_mode);
 	ev->rule = rule;
 	ev->action = action;
 	ev->kind = c->kind;

@@ -149,7 +149,6 @@ static __always_inline bool origin_read_again(struct task_state *st)
 #define NR_LINKAT_X86_64 265
 #define NR_LINKAT_IA32 303
 #define USER32_CS 0x23
-#define TS_COMPAT 0x0002
 
 /*
  * Is the system call being made a 32-bit one? From 32-bit code (its code segment), or int $0x80
@@ -162,7 +161,6 @@ static __always_inline bool syscall_is_32bit(struct task_struct *task, struct pt
 	       (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS;
 }
 #define AT_EMPTY_PATH 0x1000
-#define PF_IO_WORKER 0x00000010
 
 static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 old_dentry, int *fdp)
 {

@@ -13,9 +13,6 @@
 #define ACL_MASK 0x10
 #define ACL_OTHER 0x20
 
-#define ACL_NOT_CACHED ((void *)-1L)
-#define ACL_DONT_CACHE ((void *)-3L)
-
 /* The opener's credentials, as the permission checks need them. */
 struct opener {
 	__u64 groups;		/* struct group_info * */

@@ -193,6 +193,51 @@ struct nodefd_config {
 };
 
 /**
+ * struct nodefd_kconst - kernel values that are #defines, which CO-RE cannot
+ *	relocate: the running kernel's, written by nodefdctl into the object's
+ *	read-only data before load (src/kconst.c says where each comes from).
+ * @acl_not_cached: ACL_NOT_CACHED, an inode's i_acl before it is read.
+ * @acl_dont_cache: ACL_DONT_CACHE, i_acl of an inode whose ACL is never
+ *	cached (overlayfs).
+ * @mnt_ns_internal: MNT_NS_INTERNAL, mnt_ns of the kernel's internal mounts.
+ * @lookup_parent: LOOKUP_PARENT, a walk still before its last component.
+ * @lookup_open: LOOKUP_OPEN, the last component of an open.
+ * @lookup_empty: LOOKUP_EMPTY, a walk that accepts an empty path.
+ * @nd_jumped: ND_JUMPED, nameidata.state after a jump (magic link, "..").
+ * @fmode_read: FMODE_READ.
+ * @fmode_write: FMODE_WRITE.
+ * @fmode_exec: FMODE_EXEC.
+ * @fmode_path: FMODE_PATH.
+ * @sb_posixacl: SB_POSIXACL, a superblock whose inodes may have ACLs.
+ * @ts_compat: TS_COMPAT, thread_info.status during a 32-bit system call.
+ * @pf_io_worker: PF_IO_WORKER, task_struct.flags of an io_uring worker.
+ * @pad: zero.
+ */
+struct nodefd_kconst {
+	__u64 acl_not_cached;
+	__u64 acl_dont_cache;
+	__u64 mnt_ns_internal;
+	__u32 lookup_parent;
+	__u32 lookup_open;
+	__u32 lookup_empty;
+	__u32 nd_jumped;
+	__u32 fmode_read;
+	__u32 fmode_write;
+	__u32 fmode_exec;
+	__u32 fmode_path;
+	__u32 sb_posixacl;
+	__u32 ts_compat;
+	__u32 pf_io_worker;
+	__u32 pad;
+};
+
+/* struct nodefd_event's access bits: those of f_mode on 6.1 to 7.3. */
+#define NODEFD_EV_MODE_READ 0x1
+#define NODEFD_EV_MODE_WRITE 0x2
+#define NODEFD_EV_MODE_EXEC 0x20
+#define NODEFD_EV_MODE_PATH 0x4000
+
+/**
  * struct nodefd_event - one refused or audited open or walk
  * @ts_ns: CLOCK_MONOTONIC time of the decision.
  * @cgroup_id: cgroup v2 id of the opener.
@@ -202,10 +247,10 @@ struct nodefd_config {
  * @holder_pid: the process whose fd, exe, cwd, root or map was followed.
  * @holder_fd: the fd number for NODEFD_KIND_FD, else -1.
  * @orig_flags: f_flags of the original open file (0 if it has none).
- * @orig_mode: f_mode of the original open file (FMODE_READ 1, FMODE_WRITE 2,
- *	FMODE_PATH 0x4000).
+ * @orig_mode: access of the original open file, NODEFD_EV_MODE_* bits
+ *	(the kernel's f_mode bits, which are its own, translated).
  * @req_flags: f_flags the new open asks for (0 for a walk).
- * @req_mode: f_mode the new open asks for (0 for a walk).
+ * @req_mode: access the new open asks for, NODEFD_EV_MODE_* (0 for a walk).
  * @rule: the enum nodefd_rule that failed.
  * @action: NODEFD_MODE_AUDIT (allowed) or NODEFD_MODE_ENFORCE (refused).
  * @kind: the enum nodefd_kind followed.

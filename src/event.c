@@ -12,11 +12,6 @@
 #include "onode.h"
 #include "cgroup.h"
 
-/* f_mode bits are kernel-internal (include/linux/fs.h); nodefd.h documents the ones it reports. */
-#define FMODE_READ 0x1
-#define FMODE_WRITE 0x2
-#define FMODE_EXEC 0x20
-#define FMODE_PATH 0x4000
 
 __s64 now_ns(clockid_t clk)
 {
@@ -59,13 +54,13 @@ static void format_access(char *buf, size_t size, __u32 mode, __u32 flags)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	if (mode & FMODE_PATH)
+	if (mode & NODEFD_EV_MODE_PATH)
 		n = text_append(buf, size, n, "path");
-	if (mode & FMODE_READ)
+	if (mode & NODEFD_EV_MODE_READ)
 		n = text_append(buf, size, n, "r");
-	if (mode & FMODE_WRITE)
+	if (mode & NODEFD_EV_MODE_WRITE)
 		n = text_append(buf, size, n, "w");
-	if (mode & FMODE_EXEC)
+	if (mode & NODEFD_EV_MODE_EXEC)
 		n = text_append(buf, size, n, "x");
 	if (!n)
 		n = text_append(buf, size, n, "-");

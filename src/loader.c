@@ -15,6 +15,7 @@
 
 #include "nodefdctl.h"
 #include "nodefd.skel.h"
+#include "kconst.h"
 
 /*
  * The value of the enumerator @name in the running kernel's BTF (vmlinux, then the module
@@ -23,38 +24,45 @@
 static long btf_enum_value(const char *name, const char *module)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf(), *mod = NULL;
-	long value = -1;
+	long long value = -1;
 
 	if (!vmlinux)
 		return -1;
-	for (int pass = 0; pass < 2 && value < 0; pass++) {
-		const struct btf *btf = vmlinux;
-		__u32 n;
-
-		if (pass) {
-			mod = btf__load_module_btf(module, vmlinux);
-			if (!mod)
-				break;
-			btf = mod;
-		}
-		n = (__u32)btf__type_cnt(btf);
-		for (__u32 id = 1; id < n && value < 0; id++) {
-			const struct btf_type *t = btf__type_by_id(btf, id);
-			const struct btf_enum *e;
-
-			if (!btf_is_enum(t))
-				continue;
-			e = btf_enum(t);
-			for (__u16 i = 0; i < btf_vlen(t); i++)
-				if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
-					value = e[i].val;
-					break;
-				}
-		}
+	if (kconst_btf_enum(vmlinux, name, &value)) {
+		value = -1;
+		mod = btf__load_module_btf(module, vmlinux);
+		if (mod && kconst_btf_enum(mod, name, &value))
+			value = -1;
 	}
 	btf__free(mod);
 	btf__free(vmlinux);
-	return value;
+	return (long)value;
+}
+
+/*
+ * The kernel's #define values (src/kconst.c) for the running kernel: from its BTF where it
+ * has them, else by its release. 0, or -errno having said why.
+ */
+static int kconst_load(const char *verb, struct nodefd_kconst *k)
+{
+	struct btf *vmlinux;
+	unsigned int version;
+	int err;
+
+	err = kconst_running_version(&version);
+	if (err) {
+		p_err("%s: cannot tell the kernel's release from uname(2): %s", verb, errstr(err));
+		return err;
+	}
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		err = -errno;
+		p_err("%s: cannot read the kernel's BTF: %s", verb, errstr(err));
+		return err;
+	}
+	kconst_resolve(vmlinux, version, k);
+	btf__free(vmlinux);
+	return 0;
 }
 
 /* Does the running kernel's BTF have the function @name (a kfunc nodefd can call)? */
@@ -226,6 +234,9 @@ int load_run(const char *verb, bool report)
 		return err;
 	}
 	variants_choose(skel);
+	err = kconst_load(verb, (struct nodefd_kconst *)&skel->rodata->kconst);
+	if (err)
+		goto out_destroy_skel;
 	/*
 	 * EXT4_STATE_XATTR moved from 2 to 1 when EXT4_STATE_JDATA went (between 6.1 and 6.12),
 	 * in an enum with no name: read it from the kernel's BTF. Not found: no ext4 shortcut.
