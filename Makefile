@@ -26,8 +26,12 @@ VMLINUX_H	?= bpf/kernel_types.h
 CFLAGS		?= -O2 -g
 CFLAGS		+= -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE
 CPPFLAGS	+= -Iinclude -I$(BUILD)
+# BPF_EXTRA_CFLAGS: e.g. -fms-extensions for a VMLINUX_H dumped from 7.x's BTF, whose structs
+# embed anonymous structs by tag (struct __filename_head;), as the kernel is built with.
+BPF_EXTRA_CFLAGS ?=
 BPF_CFLAGS	:= -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-		   -Iinclude -I$(BUILD)/vmlinux -I/usr/include/$(shell uname -m)-linux-gnu
+		   -Iinclude -I$(BUILD)/vmlinux -I/usr/include/$(shell uname -m)-linux-gnu \
+		   $(BPF_EXTRA_CFLAGS)
 # Static: the guest has no libc, and one binary then runs on both kernels and the host.
 LDFLAGS		+= -static
 LDLIBS_BPF	:= -lbpf -lelf -lz

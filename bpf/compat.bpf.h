@@ -16,11 +16,30 @@
  *   file->f_path            struct path                const struct path (6.11): cast
  *   overlayfs lower layer   ovl_inode.lowerpath        ovl_inode.oe->__lowerstack[0] (6.5)
  *   a mount's id mapping    vfsmount.mnt_userns        vfsmount.mnt_idmap (6.3)
+ *   a superblock's mounts   s_mounts, list_heads       s_mounts -> mount.mnt_next_for_sb (6.18)
  *
  * overlayfs is often a module: its types are in the module's BTF, which libbpf reads when the
  * module is loaded before nodefd. Without it both overlay flavours are absent, the guards are
  * false, and an overlay directory's ACL counts as unknown (fail closed).
  */
+
+/* Up to 6.17: a superblock's mounts are a list of list_heads in struct mount. */
+struct super_block___v61 {
+	struct list_head s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___v61 {
+	struct list_head mnt_instance;
+} __attribute__((preserve_access_index));
+
+/* 6.18 and later: a superblock's mounts are a list of struct mount, no longer of list_heads. */
+struct super_block___sb_list {
+	struct mount *s_mounts;
+} __attribute__((preserve_access_index));
+
+struct mount___sb_list {
+	struct mount *mnt_next_for_sb;
+} __attribute__((preserve_access_index));
 
 struct inode_operations___v61 {
 	void *get_acl;

@@ -130,7 +130,6 @@ struct super_block {
 	unsigned int s_dev;
 	struct user_namespace *s_user_ns;
 	struct dentry *s_root;
-	struct list_head s_mounts;
 };
 
 struct posix_acl;
@@ -176,7 +175,6 @@ struct mount {
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
 	struct mnt_namespace *mnt_ns;
-	struct list_head mnt_instance;
 };
 
 struct path {

@@ -70,9 +70,9 @@ static __always_inline void place_of(struct ctx *c, struct place *r)
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_UNLINKED;
 	} else {
-		nodefd_check_place(r, (__u64)c->dentry, (__u64)c->mnt);
+		nodefd_check_place(r, (__u64)c->dentry, (__u64)c->mnt, 0, 0);
 		if (r->ancestors_fail || r->reach_fail)
-			nodefd_place_by_binds(r, (__u64)c->dentry, (__u64)c->mnt);
+			place_by_binds(r, (__u64)c->dentry, (__u64)c->mnt);
 	}
 	if (!rule_on(c, NODEFD_RULE_ANCESTORS))
 		r->ancestors_fail = false;
@@ -148,7 +148,7 @@ static __always_inline bool delegated_fifo(struct ctx *c)
 	    (__u64)cred == (__u64)c->task->cred ||
 	    (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) != S_IFIFO)
 		return false;
-	return nodefd_cred_opens((__u64)cred, (__u64)d, (__u64)c->mnt,
+	return cred_opens((__u64)cred, (__u64)d, (__u64)c->mnt,
 				 (c->req_mode & FMODE_READ ? 4 : 0) | (c->req_mode & FMODE_WRITE ? 2 : 0));
 }
 

@@ -212,9 +212,12 @@ static long acl_step(__u32 i, void *ctx)
 	case ACL_GROUP_OBJ:
 	case ACL_GROUP:
 		gid = e.e_tag == ACL_GROUP_OBJ ? a->owner_gid : e.e_gid.val;
-		/* Inline: one frame fewer on the deepest call chain. */
-		if (in_group((__u64)BPF_CORE_READ(cred, group_info), cred->group_info->ngroups,
-			     cred->fsgid.val, gid)) {
+		/*
+		 * A global function, verified once: inline, the search's 17 steps inside the
+		 * loop's callback passed the verifier's 1 000 000 instructions on 7.2.
+		 */
+		if (nodefd_in_group((__u64)BPF_CORE_READ(cred, group_info),
+				    cred->group_info->ngroups, cred->fsgid.val, gid)) {
 			a->group_found = 1;
 			if (e.e_perm & 1)
 				a->group_ok = 1;

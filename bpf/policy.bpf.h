@@ -60,16 +60,13 @@ static __always_inline bool policy_flag(const struct ctx *c, __u32 flag)
 static __always_inline bool verdict_as(struct ctx *c, __u8 mode, __u8 rule, __u8 reason,
 				       struct dentry *ancestor)
 {
-	if (mode == NODEFD_MODE_ENFORCE) {
-		count(NODEFD_CNT_DENIED + (rule & (NODEFD_RULE_NR - 1)));
-		emit(c, rule, NODEFD_MODE_ENFORCE, reason, ancestor);
-		return true;
-	}
-	if (mode == NODEFD_MODE_AUDIT) {
-		count(NODEFD_CNT_AUDITED + (rule & (NODEFD_RULE_NR - 1)));
-		emit(c, rule, NODEFD_MODE_AUDIT, reason, ancestor);
-	}
-	return false;
+	/* One emit() for both modes: each copy inlined is walked again by the verifier. */
+	if (mode != NODEFD_MODE_ENFORCE && mode != NODEFD_MODE_AUDIT)
+		return false;
+	count((mode == NODEFD_MODE_ENFORCE ? NODEFD_CNT_DENIED : NODEFD_CNT_AUDITED) +
+	      (rule & (NODEFD_RULE_NR - 1)));
+	emit(c, rule, mode, reason, ancestor);
+	return mode == NODEFD_MODE_ENFORCE;
 }
 
 static __always_inline bool verdict(struct ctx *c, __u8 rule, __u8 reason, struct dentry *ancestor)

@@ -18,12 +18,16 @@ struct walk {
 	struct dentry *up;		/* d's parent, read with the step onto d, or NULL */
 	__u64 generic_iop;		/* may_search()'s: inode operations judged here */
 	__s8 search;			/* enum search of the refusing directory */
-	/* Together after it: the walk lives in the deepest call chain's second frame. */
-	bool posixacl;			/* m's superblock has SB_POSIXACL */
-	bool idmapped;			/* m is an idmapped mount */
-	bool reached_root;
-	bool done;
+	/* Small, the end in 8 bytes: the walk lives in the deepest call chain's second frame. */
 	__u8 binds;			/* bind mounts the walk may still step onto */
+	__u8 mode;			/* WALK_* of nodefd_check_place() */
+	__u8 posixacl : 1;		/* m's superblock has SB_POSIXACL */
+	__u8 idmapped : 1;		/* m is an idmapped mount */
+	__u8 reached_root : 1;
+	__u8 done : 1;
+	__u8 reach_after : 1;		/* after a refusal, go on for reach with search granted */
+	__u16 part_start;		/* the loop's index where this part of the walk began */
+	__u16 index;			/* the loop's index now */
 };
 
 static __always_inline void walk_enter(struct walk *w, struct mount *m)
@@ -44,10 +48,14 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
  */
 #define ALIAS_MOUNTS 256
 
-/* A scan of a superblock's list of its mounts (s_mounts) for the mounts of namespace @ns. */
+/*
+ * A scan of a superblock's list of its mounts for the mounts of namespace @ns. Up to 6.x the
+ * list is of list_heads (s_mounts, mnt_instance); since 6.18 s_mounts points to the first mount
+ * and each mount to the next (mnt_next_for_sb). @pos is a list_head or a mount, by the kernel.
+ */
 struct mounts_scan {
-	struct list_head *head;
-	struct list_head *pos;
+	void *head;
+	void *pos;
 	struct mnt_namespace *ns;
 	struct dentry *d;	/* the directory looked for */
 };
@@ -57,20 +65,32 @@ struct mounts_scan {
 /* One step of @s: the mount there if it is @s->ns's, else NULL; SCAN_END past the last. */
 static __always_inline struct mount *scan_next(struct mounts_scan *s)
 {
+	struct mount___sb_list *next = s->pos;
 	struct list_head *pos = s->pos;
 	struct mount *m;
 
+	/* The position in a local first: a CO-RE read of s->pos would relocate struct mounts_scan. */
 	if (!pos || pos == s->head)
 		return SCAN_END;
-	m = (void *)pos - bpf_core_field_offset(struct mount, mnt_instance);
-	s->pos = BPF_CORE_READ(pos, next);
+	if (bpf_core_field_exists(struct mount___sb_list, mnt_next_for_sb)) {
+		m = (struct mount *)next;
+		s->pos = BPF_CORE_READ(next, mnt_next_for_sb);
+	} else {
+		m = (void *)pos - bpf_core_field_offset(struct mount___v61, mnt_instance);
+		s->pos = BPF_CORE_READ(pos, next);
+	}
 	return BPF_CORE_READ(m, mnt_ns) == s->ns ? m : NULL;
 }
 
 static __always_inline void scan_start(struct mounts_scan *s, struct super_block *sb)
 {
-	s->head = (void *)sb + bpf_core_field_offset(struct super_block, s_mounts);
-	s->pos = BPF_CORE_READ(sb, s_mounts.next);
+	if (bpf_core_field_exists(struct mount___sb_list, mnt_next_for_sb)) {
+		s->head = NULL;
+		s->pos = BPF_CORE_READ((struct super_block___sb_list *)sb, s_mounts);
+	} else {
+		s->head = (void *)sb + bpf_core_field_offset(struct super_block___v61, s_mounts);
+		s->pos = BPF_CORE_READ((struct super_block___v61 *)sb, s_mounts.next);
+	}
 }
 
 struct alias {
@@ -187,6 +207,13 @@ static long walk_step(__u32 i, void *ctx)
 	int s;
 
 	/*
+	 * The loop's index, not a count of our own, which would keep the verifier going. Kept
+	 * in the walk, where it costs the callback's frame no room.
+	 */
+	w->index = (__u16)i;
+	if (i - w->part_start >= NODEFD_MAX_DEPTH)
+		return 1;	/* not done: too deep */
+	/*
 	 * The root's dentry, on whatever mount: a process that unshared its mount namespace has
 	 * copies of the mounts its files were opened on, and what counts is that the file lies
 	 * in the directory tree below its root, not which copy of a mount shows it.
@@ -244,6 +271,13 @@ static long walk_step(__u32 i, void *ctx)
 		return 0;
 	w->refused = p;
 	w->search = s;
+	if (w->reach_after) {
+		/* Reach is still owed an answer: on up, every directory open, a new depth. */
+		w->reach_after = false;
+		w->o.dac_search = 1;
+		w->part_start = w->index + 1;
+		return 0;
+	}
 	w->done = true;
 	return 1;
 }
@@ -299,53 +333,89 @@ static __always_inline int search_reason(int s)
 	return NODEFD_REASON_RULE;
 }
 
-/* Runs the walk until it is done; false if it went deeper than NODEFD_MAX_DEPTH. */
-static __always_inline bool walk_run(struct walk *w)
-{
-	long n = bpf_loop(NODEFD_MAX_DEPTH, walk_step, w, 0);
-
-	return n >= 0 && w->done;
-}
-
+#define WALK_BINDS (1U << 0)	/* after a refusal: again, onto the opener's bind mounts */
+#define WALK_CRED (1U << 1)	/* for credentials that are not the current task's */
 
 /*
- * Could the current task reach @dentry on @vfsmount by name now: ancestors (search permission
- * on every directory from its root down) and reach (the target inside its root, for a confined
- * task: one with a root or mount namespace of its own). The answer goes to @r, which the
- * caller zeroed. A global function: the verifier goes through the walk once per program, not
- * once for every place a program asks.
+ * Is the current task confined: a root or mount namespace other than PID 1's? 1 or 0, -1 if
+ * the settings cannot be read. A function of its own: its registers are not the walk's, so
+ * the frame of nodefd_check_place(), on the deepest call chain, stays small.
  */
-__noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount)
+static __noinline int task_confined(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct nodefd_config *cfg;
+	struct inode *root_inode;
+	__u32 zero = 0;
+
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg)
+		return -1;
+	root_inode = task->fs->root.dentry->d_inode;
+	return !(task->nsproxy->mnt_ns->ns.inum == cfg->init_mnt_ns && root_inode &&
+		 root_inode->i_ino == cfg->init_root_ino &&
+		 root_inode->i_sb->s_dev == cfg->init_root_dev);
+}
+
+/**
+ * nodefd_check_place() - could the opener reach a target by name now
+ * @r: the answer, which the caller zeroed (with WALK_BINDS: the answer of a first call);
+ *	NULL with @cred.
+ * @dentry: the target.
+ * @vfsmount: the mount it was reached on.
+ * @cred: credentials that are not the current task's (an fd's f_cred), or 0 for the current
+ *	task. Credentials have no root of their own: their walk goes to the top of the mount's
+ *	namespace, and the answer is the return value.
+ * @flags: WALK_BINDS to walk again onto the task's bind mounts after a refusal in @r.
+ *
+ * For the current task: ancestors (search permission on every directory from its root down)
+ * and reach (the target inside its root, for a confined task: one with a root or mount
+ * namespace of its own). The one function that walks: the verifier goes through a bpf_loop()
+ * callback once for each call site, so every walk of a program comes through here, verified
+ * once per program.
+ *
+ * Return: with @cred, 1 when every directory grants them search; with WALK_BINDS, 1 when
+ * the walk cleared @r's refusal; else 0.
+ */
+__noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount, __u64 cred,
+				  __u32 flags)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
 	struct dentry *d = (void *)dentry;
-	struct fs_struct *fs = task->fs;
-	struct mnt_namespace *ns = task->nsproxy->mnt_ns;
-	const struct nodefd_config *cfg;
-	struct inode *root_inode;
-	__u32 zero = 0;
-	struct walk w = {
-		.d = d,
-		.root_d = fs->root.dentry,
-		/* Read, not loaded: the global functions take it as a plain number. */
-		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
-	};
+	struct walk w = { .d = d };
+	int confined;
 
+	if (cred) {
+		opener_of_cred(&w.o, (const struct cred *)cred);
+		w.ns = (__u64)BPF_CORE_READ(m, mnt_ns);
+		w.mode = WALK_CRED;
+		goto walk;
+	}
 	if (!r)
 		return 0;
-	cfg = bpf_map_lookup_elem(&settings, &zero);
-	if (!cfg) {
+	opener_init(&w.o, task);
+	w.root_d = task->fs->root.dentry;
+	/* Read, not loaded: the global functions take it as a plain number. */
+	w.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns);
+	if (flags & WALK_BINDS) {
+		if (!(r->ancestors_fail || r->reach_fail) ||
+		    (r->ancestors_fail && r->ancestors_reason == NODEFD_REASON_DEPTH) ||
+		    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT))
+			return 0;
+		w.binds = 4;
+		w.mode = WALK_BINDS;
+		goto walk;
+	}
+
+	confined = task_confined();
+	if (confined < 0) {
 		/* Cannot happen (an array's element); if it did, nothing is known: refuse. */
 		r->ancestors_fail = r->reach_fail = true;
 		r->ancestors_reason = r->reach_reason = NODEFD_REASON_NOMEM;
 		return 0;
 	}
-	opener_init(&w.o, task);
-	root_inode = w.root_d->d_inode;
-	r->confined = !(ns->ns.inum == cfg->init_mnt_ns && root_inode &&
-			root_inode->i_ino == cfg->init_root_ino &&
-			root_inode->i_sb->s_dev == cfg->init_root_dev);
+	r->confined = confined;
 
 	/*
 	 * Hashed, or the root of its mount; an unhashed one lost its name, and is outside every
@@ -358,29 +428,38 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount)
 		r->reach_reason = NODEFD_REASON_UNLINKED;
 		return 0;
 	}
+	/* A confined task's walk goes on after a refusal: reach is still owed an answer. */
+	w.reach_after = r->confined;
+walk:
 	walk_enter(&w, m);
-	if (!walk_run(&w)) {
-		count(NODEFD_CNT_DEPTH_LIMIT);
-		r->ancestors_fail = r->reach_fail = true;
-		r->ancestors_reason = r->reach_reason = NODEFD_REASON_DEPTH;
+	bpf_loop(2 * NODEFD_MAX_DEPTH, walk_step, &w, 0);
+
+	/* The mode from the walk: nothing else of the arguments is kept across the loop. */
+	if (w.mode == WALK_CRED || !r)
+		return w.done && !w.refused;
+	if (w.mode == WALK_BINDS) {
+		if (w.done && !w.refused && (!r->confined || w.reached_root)) {
+			r->ancestors_fail = r->reach_fail = false;
+			r->refused = 0;
+			return 1;
+		}
 		return 0;
 	}
 	if (w.refused) {
 		r->ancestors_fail = true;
 		r->ancestors_reason = search_reason(w.search);
 		r->refused = (__u64)w.refused;
-		if (!r->confined)
-			return 0;
-		/* The walk stopped early: reach is still owed an answer, every directory open. */
-		w.refused = NULL;
-		w.done = false;
-		w.o.dac_search = 1;
-		if (!walk_run(&w)) {
-			count(NODEFD_CNT_DEPTH_LIMIT);
-			r->reach_fail = true;
-			r->reach_reason = NODEFD_REASON_DEPTH;
-			return 0;
+	}
+	if (!w.done) {
+		count(NODEFD_CNT_DEPTH_LIMIT);
+		/* Too deep before a refusal: neither rule is known; after one, reach is not. */
+		if (!w.refused) {
+			r->ancestors_fail = true;
+			r->ancestors_reason = NODEFD_REASON_DEPTH;
 		}
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_DEPTH;
+		return 0;
 	}
 	if (r->confined && !w.reached_root) {
 		r->reach_fail = true;
@@ -437,33 +516,11 @@ __noinline int nodefd_cred_may_open(__u64 cred_ptr, __u64 inode_ptr, __u32 want)
  * task may go, but a lookup by name also crosses the task's bind mounts of a directory on the
  * way (a chroot's bind of a host directory, a container's volume, a bind of /home). Walks
  * again, stepping onto them (a few: a directory bound below itself is no loop); if that walk
- * passes, @r's refusal is cleared. A failure for depth stands. A function of its own, called
- * after the first walk's: the two walks' frames are never on the stack together.
+ * passes, @r's refusal is cleared. A failure for depth stands.
  */
-__noinline int nodefd_place_by_binds(struct place *r, __u64 dentry, __u64 vfsmount)
+static __always_inline int place_by_binds(struct place *r, __u64 dentry, __u64 vfsmount)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
-	struct fs_struct *fs = task->fs;
-	struct walk w = {
-		.d = (void *)dentry,
-		.root_d = fs->root.dentry,
-		.ns = (__u64)BPF_CORE_READ(task, nsproxy, mnt_ns),
-		.binds = 4,
-	};
-
-	if (!r || !(r->ancestors_fail || r->reach_fail) ||
-	    (r->ancestors_fail && r->ancestors_reason == NODEFD_REASON_DEPTH) ||
-	    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT))
-		return 0;
-	opener_init(&w.o, task);
-	walk_enter(&w, m);
-	if (walk_run(&w) && !w.refused && (!r->confined || w.reached_root)) {
-		r->ancestors_fail = r->reach_fail = false;
-		r->refused = 0;
-		return 1;
-	}
-	return 0;
+	return nodefd_check_place(r, dentry, vfsmount, 0, WALK_BINDS);
 }
 
 /*
@@ -473,26 +530,19 @@ __noinline int nodefd_place_by_binds(struct place *r, __u64 dentry, __u64 vfsmou
  * own) grants them search, and the file's mode grants them @want. An ACL that would count for
  * them is not known here (the ACL walk reads the current task's credentials): no. 1 yes, 0 no.
  */
-__noinline int nodefd_cred_opens(__u64 cred, __u64 dentry, __u64 vfsmount, __u32 want)
+static __always_inline int cred_opens(__u64 cred, __u64 dentry, __u64 vfsmount, __u32 want)
 {
 	struct mount *m = (void *)vfsmount - bpf_core_field_offset(struct mount, mnt);
 	struct dentry *d = (void *)dentry;
-	struct walk w = {
-		.d = d,
-		.ns = (__u64)BPF_CORE_READ(m, mnt_ns),
-	};
-	struct inode *inode;
+	__u64 ns = (__u64)BPF_CORE_READ(m, mnt_ns);
 
-	if (!cred || !d || !w.ns || w.ns == (__u64)MNT_NS_INTERNAL)
+	if (!cred || !d || !ns || ns == (__u64)MNT_NS_INTERNAL)
 		return 0;
-	inode = BPF_CORE_READ(d, d_inode);
-	if (!inode || (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d))
+	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
 		return 0;	/* unlinked: no name to be opened by */
-	if (!nodefd_cred_may_open(cred, (__u64)inode, want))
+	if (!nodefd_cred_may_open(cred, (__u64)BPF_CORE_READ(d, d_inode), want))
 		return 0;
-	opener_of_cred(&w.o, (const struct cred *)cred);
-	walk_enter(&w, m);
-	return walk_run(&w) && !w.refused;
+	return nodefd_check_place(NULL, dentry, vfsmount, cred, 0);
 }
 
 #endif /* __NODEFD_REACH_BPF_H */

@@ -22,7 +22,9 @@ vmlinux_of()
 		d=$(vmtest/build-kernel 2>/dev/null) && echo "$d/vmlinux"
 		;;
 	*)
-		d=$(vmtest/fetch-stock "$1" 2>/dev/null) && echo "$(dirname "$(dirname "$(dirname "$d")")")/vmlinux"
+		# <dir>/root/boot/vmlinuz-<abi> up to 6.x, <dir>/root/usr/lib/modules/<abi>/vmlinuz
+		# since 7.x; <dir>/vmlinux either way.
+		d=$(vmtest/fetch-stock "$1" 2>/dev/null) && echo "${d%/root/*}/vmlinux"
 		;;
 	esac
 }
@@ -35,12 +37,15 @@ build_against()
 	vmlinux=$(vmlinux_of "$k") && [ -r "$vmlinux" ] || { echo "no vmlinux for $k"; return 1; }
 	bpftool btf dump file "$vmlinux" format c >"$work/$k.h" || return 1
 	echo "$(grep -c '^struct ' "$work/$k.h") structs in the $k header"
-	make --no-print-directory BUILD="$work/$k" VMLINUX_H="$work/$k.h" "$work/$k/nodefd.bpf.o"
+	# The kernel is built with -fms-extensions: since 7.x its structs embed anonymous ones by
+	# tag, and the header dumped from its BTF says so (struct __filename_head;).
+	make --no-print-directory BUILD="$work/$k" VMLINUX_H="$work/$k.h" \
+		BPF_EXTRA_CFLAGS="-fms-extensions -Wno-microsoft-anon-tag" "$work/$k/nodefd.bpf.o"
 }
 
 check "bpf builds against bpf/kernel_types.h" \
 	make --no-print-directory BUILD="$work/min" "$work/min/nodefd.bpf.o"
-for k in onode debian12 debian13; do
+for k in onode debian12 debian13 debian13-backports sid; do
 	check "bpf builds against the $k kernel's own BTF" build_against "$k"
 done
 done_testing
