@@ -133,6 +133,20 @@ static int load_pin(struct nodefd *skel, const char *staging, char *what, size_t
 	return 0;
 }
 
+/*
+ * The instructions the verifier walked for the program @fd: the verifier gives up at
+ * 1 000 000 (BPF_COMPLEXITY_LIMIT_INSNS), and a test holds nodefd to half of that.
+ */
+static void verified_insns_add(struct json_object *p, int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    len >= offsetof(struct bpf_prog_info, verified_insns) + sizeof(info.verified_insns))
+		json_add_u64(p, "verified_insns", info.verified_insns);
+}
+
 static void load_report(struct nodefd *skel)
 {
 	struct bpf_object_skeleton *s = skel->skeleton;
@@ -169,6 +183,7 @@ static void load_report(struct nodefd *skel)
 			json_add_u64(p, "link_id", info.id);
 			json_add_u64(p, "prog_id", info.prog_id);
 		}
+		verified_insns_add(p, bpf_program__fd(*s->progs[i].prog));
 		json_object_array_add(progs, p);
 	}
 	json_object_object_add(obj, "programs", progs);

@@ -1123,6 +1123,28 @@ t_variant()
 }
 check "load --json: the link hook's program for this kernel, 13 links" t_variant
 
+# The verifier gives up at 1 000 000 instructions walked (BPF_COMPLEXITY_LIMIT_INSNS); each
+# program keeps half of that in hand on this kernel, so that a kernel whose verifier walks
+# further fails here first, not at a user's load.
+t_verifier_headroom()
+{
+	local out n name insns over=0
+
+	out=$(nodefdctl -j load) || return 1
+	nodefdctl unload >/dev/null || return 1
+	n=0
+	for p in $(printf '%s\n' "$out" | grep -o '"program":"[a-z_]*"[^}]*"verified_insns":[0-9]*' |
+		sed 's/"program":"\([a-z_]*\)".*"verified_insns":\([0-9]*\)/\1=\2/'); do
+		name=${p%=*} insns=${p#*=}
+		n=$((n + 1))
+		echo "# $name: $insns instructions verified"
+		[ "$insns" -le 500000 ] || { echo "$name: $insns > 500000"; over=1; }
+	done
+	[ "$n" = 13 ] || { echo "verified_insns for $n programs, want 13"; return 1; }
+	[ "$over" = 0 ]
+}
+check "load --json: every program verified in at most half the verifier's limit" t_verifier_headroom
+
 rmdir "$CG/cli/enf/child" "$CG/cli/enf" "$CG/cli/aud" "$CG/cli/off" "$CG/cli/pr" "$CG/cli/st" "$CG/cli/later" \
 	"$CG/cli" 2>/dev/null
 done_testing
