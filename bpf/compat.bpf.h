@@ -17,11 +17,21 @@
  *   overlayfs lower layer   ovl_inode.lowerpath        ovl_inode.oe->__lowerstack[0] (6.5)
  *   a mount's id mapping    vfsmount.mnt_userns        vfsmount.mnt_idmap (6.3)
  *   a superblock's mounts   s_mounts, list_heads       s_mounts -> mount.mnt_next_for_sb (6.18)
+ *   a path's kernel copy    filename.name              the same, in an anonymous member (7.2)
  *
  * overlayfs is often a module: its types are in the module's BTF, which libbpf reads when the
  * module is loaded before nodefd. Without it both overlay flavours are absent, the guards are
  * false, and an overlay directory's ACL counts as unknown (fail closed).
  */
+
+/*
+ * The kernel's copy of a path. Since 7.2 its name is in an anonymous struct __filename_head,
+ * which a header made from BTF cannot declare: read through this flavour, which CO-RE matches
+ * into the anonymous member.
+ */
+struct filename___any {
+	const char *name;
+} __attribute__((preserve_access_index));
 
 /* Up to 6.17: a superblock's mounts are a list of list_heads in struct mount. */
 struct super_block___v61 {

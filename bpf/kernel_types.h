@@ -274,13 +274,21 @@ struct saved {
 	struct path link;
 };
 
+/* The kernel's copy of a path a system call was given. */
+struct filename {
+	const char *name;
+};
+
 struct nameidata {
+	struct path path;
 	struct qstr last;
 	unsigned int flags;
 	unsigned int state;
 	unsigned int depth;
 	int total_link_count;
 	struct saved *stack;
+	struct filename *name;
+	int dfd;
 };
 
 /* x86-64's saved user registers, for the arguments of the system call being made. */

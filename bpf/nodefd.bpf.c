@@ -480,6 +480,80 @@ static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task,
 	return true;
 }
 
+/* What file_open is left to do once a door has filled the ctx. */
+enum open_judge {
+	JUDGE_REOPEN = 1,	/* an open file's: within its access, else by name */
+	JUDGE_PLACE,		/* no open file behind it: by name */
+	JUDGE_RACE,		/* the fd holds another file than the one opened: refused */
+	JUDGE_NO_ORIGIN,	/* the fd holds no file any more: refused */
+};
+
+/*
+ * O_EMPTYPATH (7.2 and later): openat(fd, "", O_EMPTYPATH) opens the file behind fd again with
+ * no walk at all, checked against the file's own mode only. That is the reopen of
+ * /proc/self/fd/N without the link, so it is judged the same way, with the opener's own fd as
+ * the origin. The open took fd's path (nd->path) and nothing else: the fd must still hold a
+ * file there, or the opener swapped it since and the open cannot be matched. The cwd
+ * (AT_FDCWD) has no open file behind it: it is judged by name, as /proc/self/cwd is. 0,
+ * -EACCES, or an enum open_judge with @c filled.
+ */
+static __always_inline int emptypath_open(struct ctx *c, struct task_struct *task,
+					  struct nameidata *nd, struct file *file)
+{
+	struct filename___any *name;
+	struct nodefd_config *cfg;
+	struct file *f = NULL;
+	__u32 zero = 0;
+	char first = 1;
+	int dfd;
+
+	/*
+	 * Only the open's own file: an overlayfs or FUSE backing file, or an O_TMPFILE's, is
+	 * opened under the same nameidata with another path.
+	 */
+	if (!(nd->flags & LOOKUP_OPEN) || file->f_path.dentry != nd->path.dentry ||
+	    file->f_path.mnt != nd->path.mnt)
+		return 0;
+	name = (struct filename___any *)BPF_CORE_READ(nd, name);
+	bpf_probe_read_kernel(&first, 1, BPF_CORE_READ(name, name));
+	if (first)
+		return 0;	/* a name: a walk like any other */
+	dfd = nd->dfd;
+	if (dfd < 0 && dfd != AT_FDCWD)
+		return 0;	/* open_by_handle_at(): no fd, and CAP_DAC_READ_SEARCH */
+	cfg = bpf_map_lookup_elem(&settings, &zero);
+	if (!cfg || !cfg->enabled)
+		return 0;
+	count(NODEFD_CNT_CHECKED);
+	c->task = task;
+	c->hook = NODEFD_HOOK_EMPTYPATH;
+	c->holder_tgid = task->tgid;
+	c->file = file;
+	/* Read, not loaded: the global functions take them as plain numbers. */
+	c->dentry = BPF_CORE_READ(file, f_path.dentry);
+	c->mnt = BPF_CORE_READ(file, f_path.mnt);
+	c->req_mode = file->f_mode;
+	c->req_flags = file->f_flags;
+	c->fd = -1;
+	if (dfd == AT_FDCWD) {
+		c->kind = NODEFD_KIND_CWD;
+		return JUDGE_PLACE;
+	}
+	c->kind = NODEFD_KIND_FD;
+	c->fd = dfd;
+	f = fd_file(task, (unsigned int)dfd);
+	if (!f || BPF_CORE_READ(f, f_path.dentry) != c->dentry ||
+	    BPF_CORE_READ(f, f_path.mnt) != c->mnt) {
+		if (f)
+			count(NODEFD_CNT_RACE);
+		return f ? JUDGE_RACE : JUDGE_NO_ORIGIN;
+	}
+	c->orig_mode = BPF_CORE_READ(f, f_mode);
+	c->orig_flags = BPF_CORE_READ(f, f_flags);
+	c->orig_cred = (__u64)BPF_CORE_READ(f, f_cred);
+	return JUDGE_REOPEN;
+}
+
 /*
  * A hook that could not read the task's state (task_storage_busy()): refused as the link hook
  * refuses a walk whose state it cannot store, reason nomem, in the mode of the opener's policy;
@@ -505,17 +579,31 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	struct nameidata *nd;
 	struct ctx c = {};
 	__u32 zero = 0;
+	int judge;
 
 	if (ret)
 		return ret;
 	/*
 	 * The fast path, which every open(2) pays: an open whose walk followed no symlink at all
-	 * (the walk counts them for ELOOP) did not come through a magic link.
+	 * (the walk counts them for ELOOP) did not come through a magic link, and one that
+	 * accepts no empty path did not open an fd's file again with no walk.
 	 */
 	task = bpf_get_current_task_btf();
 	nd = task->nameidata;
-	if (!nd || !nd->total_link_count)
+	if (!nd)
 		return 0;
+	if (!nd->total_link_count) {
+		if (!(nd->flags & LOOKUP_EMPTY))
+			return 0;
+		judge = emptypath_open(&c, task, nd, file);
+		if (judge <= 0)
+			return judge;
+		if (judge == JUDGE_RACE || judge == JUDGE_NO_ORIGIN)
+			goto lost;
+		if (judge == JUDGE_PLACE)
+			goto by_place;
+		goto reopen;
+	}
 	/*
 	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
 	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
@@ -609,10 +697,8 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
 			c.orig_mode = st->orig_mode;
 			c.orig_flags = st->orig_flags;
-			c.policy = policy_of(task);
-			return verdict(&c, NODEFD_RULE_UPGRADE,
-				       f ? NODEFD_REASON_RACE : NODEFD_REASON_NO_ORIGIN, NULL) ?
-				       -EACCES : 0;
+			judge = f ? JUDGE_RACE : JUDGE_NO_ORIGIN;
+			goto lost;
 		}
 	}
 	c.orig_mode = st->orig_mode;
@@ -623,10 +709,22 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	 * NULL: access_excess() then counts every rule): allowed whatever the policy says, so it
 	 * is not looked up, which costs one hash lookup per cgroup level.
 	 */
-	if (st->has_origin && !access_excess(&c))
+	if (!st->has_origin)
+		goto by_place;
+reopen:
+	if (!access_excess(&c))
 		return 0;
 	c.policy = policy_of(task);
-	return st->has_origin ? judge_reopen(&c, false) : judge_place(&c);
+	return judge_reopen(&c, false);
+by_place:
+	c.policy = policy_of(task);
+	return judge_place(&c);
+lost:
+	/* The fd's file is not the one opened (dup2 in between), or is gone: fail closed. */
+	c.policy = policy_of(task);
+	return verdict(&c, NODEFD_RULE_UPGRADE,
+		       judge == JUDGE_RACE ? NODEFD_REASON_RACE : NODEFD_REASON_NO_ORIGIN, NULL) ?
+		       -EACCES : 0;
 }
 
 /*

@@ -135,6 +135,9 @@ enum nodefd_reason {
  *	linkat(fd, "", ..., AT_EMPTY_PATH) (no magic link, the same effect) or
  *	through the link.
  * @NODEFD_HOOK_TRUNCATE: when truncate(2) acted on the link's target.
+ * @NODEFD_HOOK_EMPTYPATH: when the file behind an fd was opened again by
+ *	the empty path, with no walk (O_EMPTYPATH since 7.2,
+ *	execveat(AT_EMPTY_PATH)): no magic link, the same effect.
  * @NODEFD_HOOK_NR: number of hooks.
  */
 enum nodefd_hook {
@@ -142,7 +145,8 @@ enum nodefd_hook {
 	NODEFD_HOOK_OPEN = 1,
 	NODEFD_HOOK_LINK = 2,
 	NODEFD_HOOK_TRUNCATE = 3,
-	NODEFD_HOOK_NR = 4,
+	NODEFD_HOOK_EMPTYPATH = 4,
+	NODEFD_HOOK_NR = 5,
 };
 
 /* nodefd_policy.flags: relaxations and tightenings of the rules. */

@@ -218,6 +218,7 @@ static const char *const hook_names[NODEFD_HOOK_NR] = {
 	[NODEFD_HOOK_OPEN] = "open",
 	[NODEFD_HOOK_LINK] = "link",
 	[NODEFD_HOOK_TRUNCATE] = "truncate",
+	[NODEFD_HOOK_EMPTYPATH] = "emptypath",
 };
 
 #define NAME_OF(table, v) ((v) < ARRAY_SIZE(table) ? (table)[v] : "unknown")

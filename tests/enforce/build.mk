@@ -6,6 +6,7 @@
 #   enforce_race_test    reopens racing chmod, rename and dup2 (NODEFD_EXPECT=hole or refused)
 #   enforce_events_test  what `nodefdctl events --json` reports for a refusal (loaded only)
 #   enforce_relink_test  linkat() of an open file, by fd (AT_EMPTY_PATH) or through the link
+#   enforce_emptypath_test  O_EMPTYPATH (7.2): the file behind an fd opened again, no walk
 #   enforce_disk_test    search permission from ACLs on ext4, cached and read from disk
 #   enforce_limits_test  many groups, long ACLs, deep trees: the kernel's answer, exactly
 #   enforce_pathops_test truncate, linkat and "/." through the link meet the open's rules
@@ -25,7 +26,7 @@ ENFORCE_TEST_BINS := $(BUILD)/bin/enforce_attack_test $(BUILD)/bin/enforce_legit
 		     $(BUILD)/bin/enforce_relink_test $(BUILD)/bin/enforce_disk_test \
 		     $(BUILD)/bin/enforce_limits_test $(BUILD)/bin/enforce_pathops_test \
 		     $(BUILD)/bin/enforce_userns_test $(BUILD)/bin/enforce_model_test \
-		     $(BUILD)/bin/enforce_jump_test
+		     $(BUILD)/bin/enforce_jump_test $(BUILD)/bin/enforce_emptypath_test
 TEST_BINS += $(ENFORCE_TEST_BINS) $(BUILD)/bin/enforce-run
 
 # -isystem: the 6.1 harness is not -Wextra clean, and -Werror would fail on its warnings.
@@ -42,6 +43,7 @@ $(BUILD)/bin/enforce_pathops_test: tests/enforce/pathops_test.c
 $(BUILD)/bin/enforce_userns_test: tests/enforce/userns_test.c
 $(BUILD)/bin/enforce_model_test: tests/enforce/model_test.c
 $(BUILD)/bin/enforce_jump_test: tests/enforce/jump_test.c
+$(BUILD)/bin/enforce_emptypath_test: tests/enforce/emptypath_test.c
 
 $(ENFORCE_TEST_BINS): tests/enforce/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
 	$(call msg,CC,$@)

@@ -50,6 +50,7 @@ suite "attack (hole)" env NODEFD_EXPECT=hole enforce_attack_test
 suite "legit (plain)" enforce_legit_test
 suite "race (hole)" env NODEFD_EXPECT=hole enforce_race_test
 suite "relink (hole)" env NODEFD_EXPECT=hole enforce_relink_test
+suite "emptypath (hole)" env NODEFD_EXPECT=hole enforce_emptypath_test
 suite "disk (hole)" env NODEFD_EXPECT=hole enforce_disk_test
 suite "limits (hole)" env NODEFD_EXPECT=hole enforce_limits_test
 suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
@@ -74,6 +75,7 @@ if nodefdctl load; then
 	suite "legit (loaded)" enforce_legit_test
 	suite "race (refused)" env NODEFD_EXPECT=refused enforce_race_test
 	suite "relink (refused)" env NODEFD_EXPECT=refused enforce_relink_test
+	suite "emptypath (refused)" env NODEFD_EXPECT=refused enforce_emptypath_test
 	suite "disk (refused)" env NODEFD_EXPECT=refused enforce_disk_test
 	suite "limits (refused)" env NODEFD_EXPECT=refused enforce_limits_test
 	suite "pathops (refused)" env NODEFD_EXPECT=refused enforce_pathops_test
