@@ -114,12 +114,6 @@ static int attacker(struct enf_agent *agent, void *arg)
 	return 0;
 }
 
-static int chmod_0700(struct enf_agent *agent, void *arg)
-{
-	(void)agent;
-	return chmod(arg, 0700) ? errno : 0;
-}
-
 /* Runs @sc as @id; with sc->pause, calls @victim_acts(@victim_arg) while the attacker waits. */
 static void run_attack(struct __test_metadata *const _metadata, struct scenario *sc,
 		       const struct enf_ident *id, int (*victim_acts)(const char *),
@@ -152,7 +146,7 @@ static void run_attack(struct __test_metadata *const _metadata, struct scenario 
 /* The victim (uid 1000) closes its directory, as in the article. */
 static int victim_chmod_0700(const char *dir)
 {
-	return enf_run_as(&ENF_AS_OWNER, chmod_0700, (void *)dir);
+	return enf_run_as(&ENF_AS_OWNER, enf_close_dir, (void *)dir);
 }
 
 static int no_victim(const char *unused)

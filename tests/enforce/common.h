@@ -469,6 +469,13 @@ static inline int enf_run_as(const struct enf_ident *id, enf_agent_fn fn, void *
 	return enf_agent_join(&agent);
 }
 
+/* An agent function: the owner closes directory @arg (chmod 0700), as in the article. */
+static inline int enf_close_dir(struct enf_agent *agent, void *arg)
+{
+	(void)agent;
+	return chmod(arg, 0700) ? errno : 0;
+}
+
 /* Memory that helpers and the test share across fork(). */
 static inline void *enf_shared(size_t size)
 {

@@ -71,12 +71,6 @@ static int reopener(struct enf_agent *agent, void *arg)
 	return 0;
 }
 
-static int close_dir(struct enf_agent *agent, void *arg)
-{
-	(void)agent;
-	return chmod(arg, 0700) ? errno : 0;
-}
-
 FIXTURE(emptypath)
 {
 	struct enf_tree tree;
@@ -119,7 +113,7 @@ static void emptypath_attack(struct __test_metadata *const _metadata,
 	r->drop_privilege = inherited;
 	ASSERT_EQ(0, enf_agent_start(&agent, inherited ? &ENF_ROOT : &ENF_AS_NOBODY, reopener, r));
 	ASSERT_TRUE(enf_agent_wait(&agent));
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, close_dir, (void *)ENF_AT(&self->tree, "victim")));
+	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, enf_close_dir, (void *)ENF_AT(&self->tree, "victim")));
 	enf_agent_resume(&agent);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	TH_LOG("O_EMPTYPATH reopen for writing: %s",
@@ -160,7 +154,7 @@ TEST_F(emptypath, within_access)
 	r->pause = true;
 	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, reopener, r));
 	ASSERT_TRUE(enf_agent_wait(&agent));
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, close_dir, (void *)ENF_AT(&self->tree, "victim")));
+	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, enf_close_dir, (void *)ENF_AT(&self->tree, "victim")));
 	enf_agent_resume(&agent);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	ENF_EXPECT_ALLOWED(&r->at, O_RDONLY, file, ENF_ORIGINAL);
@@ -276,7 +270,7 @@ TEST_F(emptypath, swap_race)
 	setenv("EMPTYPATH_TREE", self->tree.path, 1);
 	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, swap_race, res));
 	ASSERT_TRUE(enf_agent_wait(&agent));
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, close_dir, (void *)ENF_AT(&self->tree, "victim")));
+	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, enf_close_dir, (void *)ENF_AT(&self->tree, "victim")));
 	enf_agent_resume(&agent);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	TH_LOG("%d tries: victim writable %d, own file writable %d, refused %d", SWAP_TRIES,

@@ -74,12 +74,6 @@ static int relinker(struct enf_agent *agent, void *arg)
 	return 0;
 }
 
-static int close_dir(struct enf_agent *agent, void *arg)
-{
-	(void)agent;
-	return chmod(arg, 0700) ? errno : 0;
-}
-
 /* link(2) of pub/mine to pub/also, by name. */
 static int plain_link_as(struct enf_agent *agent, void *arg)
 {
@@ -130,7 +124,7 @@ static void relink_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(
 	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, relinker, r));
 	ASSERT_TRUE(enf_agent_wait(&agent));
 	/* The owner closes the directory, as in the article. */
-	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, close_dir, (void *)ENF_AT(&self->tree, "victim")));
+	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, enf_close_dir, (void *)ENF_AT(&self->tree, "victim")));
 	enf_agent_resume(&agent);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	TH_LOG("linkat %s: %s", through_proc ? "through /proc/self/fd" : "AT_EMPTY_PATH",
