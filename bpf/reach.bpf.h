@@ -416,6 +416,13 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount,
 		return 0;
 	}
 	r->confined = confined;
+	/*
+	 * Unconfined, and searching every directory (CAP_DAC_* in the initial user namespace):
+	 * the name reaches the target however deep it lies. Nothing to walk, so nothing to
+	 * refuse for depth, which another process could choose.
+	 */
+	if (!confined && w.o.dac_search)
+		return 0;
 
 	/*
 	 * Hashed, or the root of its mount; an unhashed one lost its name, and is outside every

@@ -12,6 +12,7 @@
  */
 
 #include "common.h"
+#include "nodefd.h"
 
 #define MANY_GROUPS 40
 #define LATE_GROUP 5035		/* the 36th of nobody's groups 5000..5039, in sorted order */
@@ -223,6 +224,97 @@ TEST_F(limits, deep_tree)
 	run_reopen(_metadata, self, &ENF_AS_NOBODY, path, NULL, NULL);
 	ASSERT_EQ(0, self->r->name_err);
 	ENF_EXPECT_ALLOWED(&self->r->at, O_RDWR, path, ENF_ORIGINAL);
+}
+
+/*
+ * Root, unconfined, looks through another user's cwd link into a directory deeper than
+ * nodefd's walk goes (NODEFD_MAX_DEPTH), as lsof and fuser do. It searches every directory, so
+ * its name reaches the target however deep: nodefd must neither refuse it nor kill it for
+ * depth, which the holder chose. nobody builds the chain with mkdirat() and openat(): PATH_MAX
+ * bounds a string, not a depth.
+ */
+#define DEEPER (NODEFD_MAX_DEPTH + 100)
+
+static int deep_holder(struct enf_agent *agent, void *arg)
+{
+	int dfd = open(arg, O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+
+	for (int i = 0; dfd >= 0 && i < DEEPER; i++) {
+		if (mkdirat(dfd, "d", 0755))
+			return ENF_SETUP_FAILED;
+		next = openat(dfd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(dfd);
+		dfd = next;
+	}
+	if (dfd < 0 || fchdir(dfd))
+		return ENF_SETUP_FAILED;
+	close(dfd);
+	return enf_agent_sync(agent) ? ENF_SETUP_FAILED : 0;
+}
+
+struct deep_look {
+	pid_t holder;
+	int stat_err;
+	int open_err;
+};
+
+static int root_looks(struct enf_agent *agent, void *arg)
+{
+	struct deep_look *l = arg;
+	char link[64];
+	struct stat st;
+	int fd;
+
+	(void)agent;
+	snprintf(link, sizeof(link), "/proc/%d/cwd", l->holder);
+	l->stat_err = stat(link, &st) ? errno : 0;
+	fd = open(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	l->open_err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* Removes the chain from the top, a level a step: its paths are longer than nftw() takes. */
+static void deep_remove(const char *base)
+{
+	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (bfd < 0)
+		return;
+	while (!renameat(bfd, "d/d", bfd, "t") && !unlinkat(bfd, "d", AT_REMOVEDIR) &&
+	       !renameat(bfd, "t", bfd, "d"))
+		;
+	unlinkat(bfd, "d", AT_REMOVEDIR);
+	close(bfd);
+}
+
+TEST_F(limits, root_through_deep_cwd_of_another)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	const char *base = ENF_AT(&self->tree, "deep");
+	struct deep_look *l = enf_shared(sizeof(*l));
+
+	ASSERT_NE(NULL, l);
+	enf_mkdir(_metadata, base, 0755, ENF_NOBODY, ENF_NOBODY);
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, deep_holder, (void *)base));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	l->holder = agent.pid;
+	l->stat_err = l->open_err = -1;
+	/* A kill for depth ends root's helper by SIGKILL: enf_run_as() is not 0 then. */
+	EXPECT_EQ(0, enf_run_as(&ENF_ROOT, root_looks, l));
+	EXPECT_EQ(0, l->stat_err)
+	{
+		TH_LOG("stat of the cwd link: %s", strerror(l->stat_err));
+	}
+	EXPECT_EQ(0, l->open_err)
+	{
+		TH_LOG("open of the cwd link: %s", strerror(l->open_err));
+	}
+	enf_agent_resume(&agent);
+	EXPECT_EQ(0, enf_agent_join(&agent));
+	deep_remove(base);
+	munmap(l, sizeof(*l));
 }
 
 TEST_HARNESS_MAIN
