@@ -10,6 +10,10 @@
 
 #include "common.h"
 
+#ifndef O_EMPTYPATH
+#define O_EMPTYPATH (1 << 26)	/* include/uapi/asm-generic/fcntl.h, 7.2 */
+#endif
+
 #define EVENTS_FD 7
 
 /* Runs nodefdctl @args (from PATH) with stdout into @out: its exit status, or -1. */
@@ -179,6 +183,7 @@ struct refusal {
 	bool pause;		/* let the test close the directory first */
 	bool jail;		/* reopen from a chroot */
 	bool cwd_walk;		/* from the chroot, walk /proc/<outsider>/cwd instead */
+	bool emptypath;		/* openat(fd, "", O_EMPTYPATH): no link at all (7.2) */
 	const char *tail;	/* after the link: a walk on through it */
 	pid_t outsider;
 
@@ -240,7 +245,10 @@ static int refuser(struct enf_agent *agent, void *arg)
 	else
 		snprintf(link, sizeof(link), "/proc/%d/fd/%d%s", rf->holder_pid, EVENTS_FD,
 			 rf->tail ?: "");
-	nfd = open(link, rf->flags | O_CLOEXEC);
+	if (rf->emptypath)
+		nfd = openat(EVENTS_FD, "", O_EMPTYPATH | rf->flags | O_CLOEXEC);
+	else
+		nfd = open(link, rf->flags | O_CLOEXEC);
 	rf->err = nfd < 0 ? errno : 0;
 	if (nfd >= 0)
 		close(nfd);
@@ -316,6 +324,39 @@ static void refuse(struct __test_metadata *const _metadata, FIXTURE_DATA(events)
 	{
 		TH_LOG("the open was not refused: %s", rf->err ? strerror(rf->err) : "success");
 	}
+}
+
+/* The same attack with no link: O_EMPTYPATH (7.2). The event names that door. */
+TEST_F(events, upgrade_emptypath)
+{
+	char line[8192];
+	int fd = open("/", O_PATH | O_CLOEXEC), re;
+
+	ASSERT_LE(0, fd);
+	re = openat(fd, "", O_EMPTYPATH | O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (re < 0)
+		SKIP(return, "no O_EMPTYPATH on this kernel (7.2 and later have it)");
+	close(re);
+	strcpy(self->rf->origin, ENF_AT(&self->tree, "victim/file"));
+	self->rf->origin_flags = O_PATH;
+	self->rf->flags = O_RDWR;
+	self->rf->pause = true;
+	self->rf->emptypath = true;
+	refuse(_metadata, self, &ENF_AS_NOBODY);
+	one_event(_metadata, line, sizeof(line));
+	EXPECT_FIELD(line, "rule", "upgrade");
+	EXPECT_FIELD(line, "action", "enforce");
+	EXPECT_FIELD(line, "kind", "fd");
+	EXPECT_FIELD(line, "hook", "emptypath");
+	EXPECT_FIELD(line, "reason", "rule");
+	EXPECT_FIELD(line, "holder_pid", enf_fmt("%d", self->rf->pid));
+	EXPECT_FIELD(line, "holder_fd", enf_fmt("%d", EVENTS_FD));
+	EXPECT_FIELD(line, "orig", "path");
+	EXPECT_FIELD(line, "req", "rw");
+	EXPECT_FIELD(line, "path", ENF_AT(&self->tree, "victim/file"));
+	EXPECT_FIELD(line, "ancestor", "victim");
+	no_more_events(_metadata);
 }
 
 /* The article's attack: write access the fd lacks, and the closed directory named as why. */
