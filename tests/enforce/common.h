@@ -112,6 +112,25 @@ static inline bool enf_kernel_has_onode(void)
 	return true;
 }
 
+#ifndef O_EMPTYPATH
+#define O_EMPTYPATH (1 << 26)	/* include/uapi/asm-generic/fcntl.h, 7.2 */
+#endif
+
+/* Does this kernel take O_EMPTYPATH? openat(2) before 7.2 drops the bit; "" then fails. */
+static inline bool enf_kernel_has_emptypath(void)
+{
+	int fd = open("/", O_PATH | O_CLOEXEC), re;
+
+	if (fd < 0)
+		return false;
+	re = openat(fd, "", O_EMPTYPATH | O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	if (re < 0)
+		return false;
+	close(re);
+	return true;
+}
+
 /*
  * Paths below a tree, from a ring of 8 buffers so that a few can be used in one call: a result
  * kept across more calls than that must be copied. A path that does not fit aborts: a cut path

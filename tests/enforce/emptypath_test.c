@@ -13,32 +13,12 @@
  */
 
 #include <pthread.h>
-#include <sys/utsname.h>
 
 #include "common.h"
 
-#ifndef O_EMPTYPATH
-#define O_EMPTYPATH (1 << 26)	/* include/uapi/asm-generic/fcntl.h, 7.2 */
-#endif
-
-/* Does this kernel take O_EMPTYPATH? A kernel without it ignores the bit, then "" fails. */
-static bool kernel_has_emptypath(void)
-{
-	int fd = open("/", O_PATH | O_CLOEXEC), re;
-
-	if (fd < 0)
-		return false;
-	re = openat(fd, "", O_EMPTYPATH | O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(fd);
-	if (re < 0)
-		return false;
-	close(re);
-	return true;
-}
-
 #define SKIP_WITHOUT_EMPTYPATH()                                                                   \
 	do {                                                                                       \
-		if (!kernel_has_emptypath())                                                       \
+		if (!enf_kernel_has_emptypath())                                                   \
 			SKIP(return, "no O_EMPTYPATH on this kernel (7.2 and later have it)");     \
 	} while (0)
 
