@@ -87,14 +87,22 @@ enum armed {
  * A walk judged at another process's fd, cwd or root link, whose jump (nd_jump_link) is then
  * checked to land where the link hook judged (jump.bpf.h). If it does not and the place it
  * lands on is refused, what the system call does there is refused by the hook that acts on
- * it (WATCH_HOOKED), or, where no hook sees it (chdir, stat, an O_PATH open), the walker is
- * killed before it returns to user space (WATCH_KILL).
+ * it (WATCH_HOOKED), or, for a system call that only reads metadata, reported (WATCH_META).
  */
 enum watch {
 	WATCH_NONE = 0,
 	WATCH_HOOKED = 1,
-	WATCH_KILL = 2,
-	WATCH_REFUSE = 3,	/* neither: refused at the link (jump_class() only) */
+	WATCH_META = 2,
+};
+
+/*
+ * Whose is what a link shows, for the walker: its own (its /proc/self, its own fd table, cwd
+ * and root), another process's it could take (take.bpf.h), or another process's it could not.
+ */
+enum link_owner {
+	OWNER_SELF = 0,
+	OWNER_TAKEN = 1,
+	OWNER_UNTAKEN = 2,
 };
 
 /* What inode_follow_link learnt, for the hook at the end of the same walk. */
@@ -120,7 +128,8 @@ struct task_state {
 	__u8 has_origin;	/* orig_mode/orig_flags describe an open file */
 	__u8 loose;		/* ARMED_OPEN by "/" or "/." after the link: match by target */
 	__u8 watch;		/* enum watch: the jump of this walk is to be checked */
-	__u8 pad[3];
+	__u8 owner;		/* enum link_owner: whose is what the link shows */
+	__u8 pad[2];
 	__u64 watch_link;	/* the watched jump's link (struct dentry *) */
 	/* A walk refused after its jump (enum watch): what it was made for, until used up. */
 	__u64 raced_nd;		/* its struct nameidata * */
@@ -161,6 +170,7 @@ struct ctx {
 	bool canary;
 	__u8 hook;
 	__u8 kind;
+	__u8 record_only;	/* the decision cannot refuse: a refusal is reported as audited */
 	__u32 holder_tgid;
 	__s32 fd;
 	__u32 orig_mode;

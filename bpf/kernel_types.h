@@ -115,10 +115,13 @@ struct group_info {
 struct cred {
 	kuid_t uid;
 	kgid_t gid;
+	kuid_t suid;
+	kgid_t sgid;
 	kuid_t euid;
 	kgid_t egid;
 	kuid_t fsuid;
 	kgid_t fsgid;
+	kernel_cap_t cap_permitted;
 	kernel_cap_t cap_effective;
 	struct user_namespace *user_ns;
 	struct group_info *group_info;
@@ -315,7 +318,10 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct hlist_node pid_links[PIDTYPE_MAX];
+	struct task_struct *real_parent;
+	struct task_struct *group_leader;
 	struct pid *thread_pid;
+	const struct cred *real_cred;
 	const struct cred *cred;
 	struct nameidata *nameidata;
 	struct fs_struct *fs;

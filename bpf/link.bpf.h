@@ -88,17 +88,6 @@ static __always_inline __u64 last_hash_len(struct nameidata *nd)
 	return (__u64)nd->last.len << 32 | nd->last.hash;
 }
 
-/* The system call being made: its number, and a user pointer that tells two calls apart. */
-static __always_inline __u64 current_syscall(struct task_struct *task)
-{
-	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
-
-	if (!regs)
-		return 0;
-	return BPF_CORE_READ(regs, orig_ax) << 48 ^ BPF_CORE_READ(regs, di) ^
-	       BPF_CORE_READ(regs, si);
-}
-
 /*
  * What follows a link's name in the path: nothing (TAIL_NONE), only slashes and "." components
  * (TAIL_SAME: the walk ends on the link's target all the same), or more (TAIL_MORE). Read in

@@ -10,6 +10,8 @@
  *
  *   link.bpf.h     which magic link a walk follows, and what of the path comes after it
  *   jump.bpf.h     did a walk through another process's link land where it was judged
+ *   take.bpf.h     could the walker take another process's fds (pidfd_getfd(): ptrace rules)
+ *   syscall.bpf.h  the system call being made, and what sees its result (x86-64)
  *   origin.bpf.h   the open file behind it (the holder's fd table, exe, linkat's fd)
  *   perm.bpf.h     search permission on a directory, as generic_permission() computes it
  *   reach.bpf.h    could the opener name the target now: root, mounts, every ancestor
@@ -27,11 +29,14 @@
  *     a strict policy. A link with no open file behind it (cwd, root): by name.
  *   - a walk that goes on through the link, or ends on a directory (chdir, a relative walk
  *     later): by name, at the link. Going on from a directory is more than the directory's
- *     own access: it is what CVE-2024-21626 did with a leaked fd.
+ *     own access: it is what CVE-2024-21626 did with a leaked fd. Reading a directory's
+ *     metadata (stat) is not: fstat() of the fd gives it.
  *   - another operation on a file at the end of the walk: truncate as an open for writing;
  *     linkat by name (a new name must be one the opener could make), and an O_TMPFILE never
  *     linked only from an fd open for writing; the rest (stat, an O_PATH open, ...) is no
  *     more than the fd itself allows.
+ *   - another process's link: what the walker could take from that process (pidfd_getfd(),
+ *     take.bpf.h) is its own; for a walker that could not, only its name counts.
  *
  * Return values: only 0 or a negative errno (a positive value from file_open oopses Linux 6.1).
  */
@@ -43,11 +48,13 @@
 #include "nodefd.h"
 #include "compat.bpf.h"
 #include "common.bpf.h"
+#include "syscall.bpf.h"
 #include "events.bpf.h"
 #include "policy.bpf.h"
 #include "perm.bpf.h"
 #include "reach.bpf.h"
 #include "origin.bpf.h"
+#include "take.bpf.h"
 #include "link.bpf.h"
 #include "jump.bpf.h"
 
@@ -228,6 +235,7 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 	struct proc_inode *pi;
 	struct nameidata *nd;
 	struct ctx c = {};
+	bool by_name = false;
 	__u32 zero = 0;
 	bool self;
 	__u8 kind;
@@ -334,6 +342,13 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		}
 	}
 
+	/*
+	 * Another process's link: could the walker take what it shows, as it has what its own
+	 * fd table, cwd and root show (take.bpf.h)? If not, the holder's fd is not the walker's:
+	 * its access does not count, and the walk's jump is watched.
+	 */
+	st->owner = self || !holder ? OWNER_SELF : link_owner(task, holder, kind);
+
 	nd = task->nameidata;
 	if (!nd)
 		return 0;	/* not a path walk (cannot happen: the hook is called from one) */
@@ -387,12 +402,28 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		 */
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
-		if (st->has_origin && !is_dir(st->dentry))
-			return watch_jump(&c, st, nd, self, holder, (__u64)dentry);
+		/*
+		 * An O_PATH (or O_NODE) fd allows no connect(), no xattr and no watch on its
+		 * file: through the link, those are asked by name, whoever holds the fd.
+		 */
+		by_name = st->has_origin &&
+			  ((st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)) &&
+			  syscall_beyond_o_path(task);
+		/*
+		 * From a link the walker has or could take: a file is no more than its fd
+		 * gives, and a directory's metadata no more than fstat() of it gives.
+		 */
+		if (!by_name && st->owner == OWNER_SELF &&
+		    ((st->has_origin && !is_dir(st->dentry)) ||
+		     syscall_class(task, nd) == SYS_META))
+			return 0;
 	}
+	/* Another process's place that the walker could take: nothing more than that. */
+	if (!by_name && st->owner == OWNER_TAKEN)
+		return 0;
 	if (judge_place(&c))
 		return -EACCES;
-	return watch_jump(&c, st, nd, self, holder, (__u64)dentry);
+	return watch_jump(&c, st, nd, (__u64)dentry);
 }
 
 SEC("lsm/inode_follow_link")
@@ -442,7 +473,8 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	 * open, which the link gives without a race as well (truncate and linkat judge their
 	 * own target).
 	 */
-	if (st->armed == ARMED_PATH_OP && !is_dir((__u64)BPF_CORE_READ(path, dentry)))
+	if (st->armed == ARMED_PATH_OP && watch == WATCH_HOOKED &&
+	    !is_dir((__u64)BPF_CORE_READ(path, dentry)))
 		return 0;
 
 	count(NODEFD_CNT_RACE);
@@ -454,11 +486,11 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 	c.policy = policy_of(task);
 	c.dentry = BPF_CORE_READ(path, dentry);
 	c.mnt = BPF_CORE_READ(path, mnt);
-	if (!judge_place(&c))
+	/* Metadata read by a system call that nothing can refuse now: reported only. */
+	c.record_only = watch == WATCH_META;
+	if (!judge_place(&c) || watch == WATCH_META)
 		return 0;
 	raced_to(st, st->nd, current_syscall(task));
-	if (watch == WATCH_KILL)
-		bpf_send_signal(SIGKILL);
 	return 0;
 }
 
@@ -704,13 +736,20 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.orig_mode = st->orig_mode;
 	c.orig_flags = st->orig_flags;
 	c.orig_cred = st->orig_cred;
+	/* Another process's fd the walker could not take: its access is not the walker's. */
+	if (st->owner == OWNER_UNTAKEN)
+		c.orig_mode = c.orig_flags = 0;
 	/*
 	 * Within the fd's access even with every rule on and no relaxation (c.policy is still
 	 * NULL: access_excess() then counts every rule): allowed whatever the policy says, so it
 	 * is not looked up, which costs one hash lookup per cgroup level.
 	 */
-	if (!st->has_origin)
+	if (!st->has_origin) {
+		/* Another process's cwd or root that the walker could take. */
+		if (st->owner == OWNER_TAKEN)
+			return 0;
 		goto by_place;
+	}
 reopen:
 	if (!access_excess(&c))
 		return 0;
@@ -759,8 +798,9 @@ static __always_inline void ctx_origin(struct ctx *c, const struct task_state *s
 	c->kind = st->kind;
 	c->holder_tgid = st->holder_tgid;
 	c->fd = st->fd;
-	c->orig_mode = st->orig_mode;
-	c->orig_flags = st->orig_flags;
+	/* Another process's fd the walker could not take: its access is not the walker's. */
+	c->orig_mode = st->owner == OWNER_UNTAKEN ? 0 : st->orig_mode;
+	c->orig_flags = st->owner == OWNER_UNTAKEN ? 0 : st->orig_flags;
 }
 
 /*
@@ -901,9 +941,9 @@ int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
 
 /*
  * A task freed with a watch armed (a permission check failed between its link and its jump)
- * or a refused walk not used up (killed) takes them out of the counts (jump.bpf.h). Runs
- * before the kernel frees the task's storage (6.1: the next hook in bpf's list; 6.12: after
- * security_task_free()).
+ * or a refused walk not used up (the task exited first) takes them out of the counts
+ * (jump.bpf.h). Runs before the kernel frees the task's storage (6.1: the next hook in bpf's
+ * list; 6.12: after security_task_free()).
  */
 SEC("lsm/task_free")
 int BPF_PROG(nodefd_task_free, struct task_struct *task)

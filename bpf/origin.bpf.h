@@ -146,21 +146,6 @@ static __always_inline bool origin_read_again(struct task_state *st)
 	return f;
 }
 
-#define NR_LINKAT_X86_64 265
-#define NR_LINKAT_IA32 303
-#define USER32_CS 0x23
-
-/*
- * Is the system call being made a 32-bit one? From 32-bit code (its code segment), or int $0x80
- * from 64-bit code, which keeps the 64-bit segment: the kernel marks both TS_COMPAT.
- */
-static __always_inline bool syscall_is_32bit(struct task_struct *task, struct pt_regs *regs)
-{
-	/* cs is a u16 in a union with a u64 since 6.9 (FRED): only its low 16 bits count. */
-	return (BPF_CORE_READ(task, thread_info.status) & TS_COMPAT) ||
-	       (BPF_CORE_READ(regs, cs) & 0xffff) == USER32_CS;
-}
-#define AT_EMPTY_PATH 0x1000
 
 static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 old_dentry, int *fdp)
 {
@@ -177,7 +162,7 @@ static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 ol
 		dfd = BPF_CORE_READ(regs, bx);
 		flags = BPF_CORE_READ(regs, di);
 	} else {
-		if (nr != NR_LINKAT_X86_64)
+		if (nr != __NR_linkat)
 			return NULL;
 		dfd = BPF_CORE_READ(regs, di);
 		flags = BPF_CORE_READ(regs, r8);

@@ -71,7 +71,11 @@ static __always_inline bool verdict_as(struct ctx *c, __u8 mode, __u8 rule, __u8
 
 static __always_inline bool verdict(struct ctx *c, __u8 rule, __u8 reason, struct dentry *ancestor)
 {
-	return verdict_as(c, rule_mode(c, rule), rule, reason, ancestor);
+	__u8 mode = rule_mode(c, rule);
+
+	if (c->record_only && mode == NODEFD_MODE_ENFORCE)
+		mode = NODEFD_MODE_AUDIT;
+	return verdict_as(c, mode, rule, reason, ancestor);
 }
 
 #endif /* __NODEFD_POLICY_BPF_H */

@@ -257,6 +257,8 @@ int load_run(const char *verb, bool report)
 	 * in an enum with no name: read it from the kernel's BTF. Not found: no ext4 shortcut.
 	 */
 	skel->rodata->ext4_state_xattr = (int)btf_enum_value("EXT4_STATE_XATTR", "ext4");
+	/* Whether Yama's ptrace_scope decides who could take another process's fds. */
+	skel->rodata->yama_active = lsm_list_has(lsm, "yama");
 	err = nodefd__load(skel);
 	if (err) {
 		p_err("%s: the kernel refused the BPF object: %s (libbpf's messages above say why)",

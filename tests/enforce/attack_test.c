@@ -888,6 +888,8 @@ struct jail_scenario {
 	char secret[PATH_MAX];	/* outside/secret */
 	char prog[PATH_MAX];	/* outside/prog, a copy of busybox */
 	pid_t holder;		/* a process outside the jail */
+	int no_ptrace;		/* the jailed process drops CAP_SYS_PTRACE */
+	int old_scope;		/* Yama's ptrace_scope to put back, -1 for none */
 	enum jail_way way;
 	int origin_flags;	/* JAIL_REOPEN: how the outside file was opened */
 	int flags;
@@ -963,6 +965,10 @@ static int jailed(struct enf_agent *agent, void *arg)
 	if (err) {
 		sc->step_err = -err;
 		enf_say("entering %s: %s", sc->jail, strerror(-err));
+		return ENF_SETUP_FAILED;
+	}
+	if (sc->no_ptrace && enf_drop_cap(CAP_SYS_PTRACE)) {
+		sc->step_err = errno;
 		return ENF_SETUP_FAILED;
 	}
 	/* Inside: the outside file is not there by name. */
@@ -1045,12 +1051,15 @@ FIXTURE_SETUP(jail)
 	/* The test process is the outsider whose cwd and root the jailed one looks through. */
 	ASSERT_EQ(0, chdir(self->sc->outside));
 	self->sc->holder = getpid();
+	self->sc->old_scope = -1;
 }
 
 FIXTURE_TEARDOWN(jail)
 {
 	if (chdir("/tmp"))
 		TH_LOG("chdir(/tmp): %s", strerror(errno));
+	if (self->sc && self->sc->old_scope >= 0)
+		enf_ptrace_scope_set(self->sc->old_scope);
 	enf_tree_remove(&self->tree);
 	if (self->sc)
 		munmap(self->sc, sizeof(*self->sc));
@@ -1143,14 +1152,47 @@ TEST_F(jail, walk_through_fd)
 	jail_attack(_metadata, self, JAIL_WALK, O_RDWR);
 }
 
+/*
+ * An outsider: root without CAP_SYS_PTRACE, its cwd outside/, waiting. The jailed process,
+ * root without CAP_SYS_PTRACE as well, may follow its links (same ids, the same capabilities);
+ * under Yama's scope 1 it could not take its fds (not its ancestor), so what they show is
+ * not the jailed process's: nodefd judges it by name, from inside the jail. (A jailed process
+ * with CAP_SYS_PTRACE could trace the outsider and leave the jail anyway: steer_test.c.)
+ */
+static int outsider(struct enf_agent *agent, void *arg)
+{
+	struct jail_scenario *sc = arg;
+
+	if (enf_drop_cap(CAP_SYS_PTRACE) || chdir(sc->outside))
+		return ENF_SETUP_FAILED;
+	return enf_agent_sync(agent) ? ENF_SETUP_FAILED : 0;
+}
+
+static void jail_through_outsider(struct __test_metadata *const _metadata,
+				  FIXTURE_DATA(jail) *self, enum jail_way way)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+
+	self->sc->old_scope = enf_ptrace_scope_set(1);
+	if (self->sc->old_scope < 0)
+		SKIP(return, "no Yama (" ENF_PTRACE_SCOPE ")");
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, outsider, self->sc));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	self->sc->holder = agent.pid;
+	self->sc->no_ptrace = 1;
+	jail_attack(_metadata, self, way, O_RDWR);
+	enf_agent_resume(&agent);
+	EXPECT_EQ(0, enf_agent_join(&agent));
+}
+
 TEST_F(jail, walk_through_proc_pid_root)
 {
-	jail_attack(_metadata, self, JAIL_PROC_ROOT, O_RDWR);
+	jail_through_outsider(_metadata, self, JAIL_PROC_ROOT);
 }
 
 TEST_F(jail, walk_through_proc_pid_cwd)
 {
-	jail_attack(_metadata, self, JAIL_PROC_CWD, O_RDWR);
+	jail_through_outsider(_metadata, self, JAIL_PROC_CWD);
 }
 
 int main(int argc, char **argv)

@@ -12,6 +12,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <linux/posix_acl.h>
 #include <linux/posix_acl_xattr.h>
@@ -493,6 +494,71 @@ static inline int enf_close_dir(struct enf_agent *agent, void *arg)
 {
 	(void)agent;
 	return chmod(arg, 0700) ? errno : 0;
+}
+
+#define ENF_PTRACE_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
+
+/*
+ * Yama's ptrace_scope: writes @scope and returns the value it had, or -1 without Yama (or on
+ * a write error, errno set). With scope 1, a process that is not an ancestor of another of its
+ * user cannot take that one's fds (pidfd_getfd()); with 0 it can. nodefd counts what another
+ * process's link shows as the walker's only when it could take it.
+ */
+static inline int enf_ptrace_scope_set(int scope)
+{
+	char buf[16];
+	int fd, old;
+	ssize_t n;
+
+	fd = open(ENF_PTRACE_SCOPE, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0) {
+		close(fd);
+		return -1;
+	}
+	buf[n] = '\0';
+	old = atoi(buf);
+	n = snprintf(buf, sizeof(buf), "%d\n", scope);
+	if (pwrite(fd, buf, (size_t)n, 0) != n) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return old;
+}
+
+/*
+ * Removes a chain base/d/d/... of any depth from the top, a level a step: its paths are longer
+ * than nftw() takes.
+ */
+static inline void enf_deep_remove(const char *base)
+{
+	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (bfd < 0)
+		return;
+	while (!renameat(bfd, "d/d", bfd, "t") && !unlinkat(bfd, "d", AT_REMOVEDIR) &&
+	       !renameat(bfd, "t", bfd, "d"))
+		;
+	unlinkat(bfd, "d", AT_REMOVEDIR);
+	close(bfd);
+}
+
+/* Drops capability @cap from the caller's effective, permitted and inheritable sets. 0 or -errno. */
+static inline int enf_drop_cap(unsigned int cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	__u32 bit = 1U << (cap % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[cap / 32].effective &= ~bit;
+	d[cap / 32].permitted &= ~bit;
+	d[cap / 32].inheritable &= ~bit;
+	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
 /* Memory that helpers and the test share across fork(). */

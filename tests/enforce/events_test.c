@@ -179,6 +179,7 @@ struct refusal {
 	bool pause;		/* let the test close the directory first */
 	bool jail;		/* reopen from a chroot */
 	bool cwd_walk;		/* from the chroot, walk /proc/<outsider>/cwd instead */
+	bool no_ptrace;		/* drop CAP_SYS_PTRACE in the chroot */
 	bool emptypath;		/* openat(fd, "", O_EMPTYPATH): no link at all (7.2) */
 	const char *tail;	/* after the link: a walk on through it */
 	pid_t outsider;
@@ -235,6 +236,11 @@ static int refuser(struct enf_agent *agent, void *arg)
 			snprintf(rf->why, sizeof(rf->why), "enter the jail");
 			return ENF_SETUP_FAILED;
 		}
+		if (rf->no_ptrace && enf_drop_cap(CAP_SYS_PTRACE)) {
+			rf->setup_err = errno;
+			snprintf(rf->why, sizeof(rf->why), "drop CAP_SYS_PTRACE");
+			return ENF_SETUP_FAILED;
+		}
 	}
 	if (rf->cwd_walk)
 		snprintf(link, sizeof(link), "/proc/%d/cwd/secret", rf->outsider);
@@ -259,10 +265,12 @@ FIXTURE(events)
 {
 	struct enf_tree tree;
 	struct refusal *rf;
+	int old_scope;
 };
 
 FIXTURE_SETUP(events)
 {
+	self->old_scope = -1;
 	enf_tree_make(_metadata, &self->tree);
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "pub"), 0755, 0, 0);
 	enf_mkfile(_metadata, ENF_AT(&self->tree, "pub/file"), 0666, ENF_OWNER, ENF_ORIGINAL);
@@ -283,6 +291,8 @@ FIXTURE_SETUP(events)
 
 FIXTURE_TEARDOWN(events)
 {
+	if (self->old_scope >= 0)
+		enf_ptrace_scope_set(self->old_scope);
 	if (chdir("/tmp"))
 		TH_LOG("chdir(/tmp): %s", strerror(errno));
 	enf_tree_remove(&self->tree);
@@ -473,19 +483,40 @@ TEST_F(events, upgrade_outside_root)
 	no_more_events(_metadata);
 }
 
-/* The same from a walk through another process's cwd: judged when the link is followed. */
+/* An outsider: root without CAP_SYS_PTRACE, its cwd @arg, waiting. */
+static int outsider(struct enf_agent *agent, void *arg)
+{
+	if (enf_drop_cap(CAP_SYS_PTRACE) || chdir(arg))
+		return ENF_SETUP_FAILED;
+	return enf_agent_sync(agent) ? ENF_SETUP_FAILED : 0;
+}
+
+/*
+ * The same from a walk through another process's cwd: judged when the link is followed. The
+ * walker (root in a chroot, without CAP_SYS_PTRACE) could not take the outsider's cwd under
+ * Yama's scope 1: only its name counts.
+ */
 TEST_F(events, reach_walk_through_cwd)
 {
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	char line[8192];
 
+	self->old_scope = enf_ptrace_scope_set(1);
+	if (self->old_scope < 0)
+		SKIP(return, "no Yama (" ENF_PTRACE_SCOPE ")");
 	strcpy(self->rf->origin, ENF_AT(&self->tree, "pub/file"));
 	self->rf->origin_flags = O_RDONLY;
 	self->rf->flags = O_RDONLY;
 	self->rf->jail = true;
 	self->rf->cwd_walk = true;
-	ASSERT_EQ(0, chdir(ENF_AT(&self->tree, "outside")));
-	self->rf->outsider = getpid();
+	self->rf->no_ptrace = true;
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_ROOT, outsider,
+				     (void *)ENF_AT(&self->tree, "outside")));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	self->rf->outsider = agent.pid;
 	refuse(_metadata, self, &ENF_ROOT);
+	enf_agent_resume(&agent);
+	EXPECT_EQ(0, enf_agent_join(&agent));
 	one_event(_metadata, line, sizeof(line));
 	EXPECT_FIELD(line, "rule", "reach");
 	EXPECT_FIELD(line, "action", "enforce");
@@ -493,7 +524,7 @@ TEST_F(events, reach_walk_through_cwd)
 	EXPECT_FIELD(line, "kind", "cwd");
 	EXPECT_FIELD(line, "hook", "follow");
 	EXPECT_FIELD(line, "pid", enf_fmt("%d", self->rf->pid));
-	EXPECT_FIELD(line, "holder_pid", enf_fmt("%d", getpid()));
+	EXPECT_FIELD(line, "holder_pid", enf_fmt("%d", self->rf->outsider));
 	EXPECT_FIELD(line, "holder_fd", "-1");
 	EXPECT_FIELD(line, "path", ENF_AT(&self->tree, "outside"));
 	no_more_events(_metadata);

@@ -275,20 +275,6 @@ static int root_looks(struct enf_agent *agent, void *arg)
 	return 0;
 }
 
-/* Removes the chain from the top, a level a step: its paths are longer than nftw() takes. */
-static void deep_remove(const char *base)
-{
-	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (bfd < 0)
-		return;
-	while (!renameat(bfd, "d/d", bfd, "t") && !unlinkat(bfd, "d", AT_REMOVEDIR) &&
-	       !renameat(bfd, "t", bfd, "d"))
-		;
-	unlinkat(bfd, "d", AT_REMOVEDIR);
-	close(bfd);
-}
-
 TEST_F(limits, root_through_deep_cwd_of_another)
 {
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
@@ -313,7 +299,7 @@ TEST_F(limits, root_through_deep_cwd_of_another)
 	}
 	enf_agent_resume(&agent);
 	EXPECT_EQ(0, enf_agent_join(&agent));
-	deep_remove(base);
+	enf_deep_remove(base);
 	munmap(l, sizeof(*l));
 }
 

@@ -57,6 +57,8 @@ suite "pathops (hole)" env NODEFD_EXPECT=hole enforce_pathops_test
 suite "userns (hole)" env NODEFD_EXPECT=hole enforce_userns_test
 suite "model (hole)" env NODEFD_EXPECT=hole enforce_model_test
 suite "jump (hole)" env NODEFD_EXPECT=hole enforce_jump_test
+suite "steer (hole)" env NODEFD_EXPECT=hole enforce_steer_test
+suite "doors (hole)" env NODEFD_EXPECT=hole enforce_doors_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -82,6 +84,8 @@ if nodefdctl load; then
 	suite "userns (refused)" env NODEFD_EXPECT=refused enforce_userns_test
 	suite "model (loaded)" env NODEFD_EXPECT=refused enforce_model_test
 	suite "jump (refused)" env NODEFD_EXPECT=refused enforce_jump_test
+	suite "steer (refused)" env NODEFD_EXPECT=refused enforce_steer_test
+	suite "doors (refused)" env NODEFD_EXPECT=refused enforce_doors_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status

@@ -58,6 +58,9 @@ S_IXGRP                       =                             include/uapi/linux/s
 S_IXOTH                       =                             include/uapi/linux/stat.h
 CAP_DAC_OVERRIDE              =                             include/uapi/linux/capability.h
 CAP_DAC_READ_SEARCH           =                             include/uapi/linux/capability.h
+CAP_SYS_PTRACE                =                             include/uapi/linux/capability.h
+YAMA_SCOPE_CAPABILITY         =                             security/yama/yama_lsm.c
+YAMA_SCOPE_NO_ATTACH          =                             security/yama/yama_lsm.c
 ACL_USER_OBJ                  =                             include/uapi/linux/posix_acl.h include/linux/posix_acl.h
 ACL_USER                      =                             include/uapi/linux/posix_acl.h include/linux/posix_acl.h
 ACL_GROUP_OBJ                 =                             include/uapi/linux/posix_acl.h include/linux/posix_acl.h
@@ -66,10 +69,8 @@ ACL_MASK                      =                             include/uapi/linux/p
 ACL_OTHER                     =                             include/uapi/linux/posix_acl.h include/linux/posix_acl.h
 UID_GID_MAP_MAX_BASE_EXTENTS  =                             include/linux/user_namespace.h
 UID_GID_MAP_MAX_EXTENTS       =                             include/linux/user_namespace.h
-SIGKILL                       =                             arch/x86/include/uapi/asm/signal.h
 X32_SYSCALL_BIT               __X32_SYSCALL_BIT             arch/x86/include/uapi/asm/unistd.h
 USER32_CS                     __USER32_CS                   arch/x86/include/asm/segment.h
-NR_LINKAT_X86_64              syscall:linkat                arch/x86/entry/syscalls/syscall_64.tbl
 NR_LINKAT_IA32                syscall:linkat                arch/x86/entry/syscalls/syscall_32.tbl
 NODEFD_EV_MODE_READ           FMODE_READ                    include/linux/fs.h
 NODEFD_EV_MODE_WRITE          FMODE_WRITE                   include/linux/fs.h
@@ -95,6 +96,9 @@ NODEFD_MAX_POLICIES           the size of a map
 NODEFD_POLICY_PATH_READ       a policy flag
 NODEFD_POLICY_STRICT          a policy flag
 NODEFD_MAX_CPUS               a bound of nodefd loop over CPUs
+USER_NS_LEVELS                a bound of nodefd walks (the kernel nests 32 user namespaces)
+PARENTS_SEARCHED              a bound of nodefd walks
+__NR_fchmodat2                x86-64 fchmodat2 (6.6) where the build host uapi headers lack it; in no 6.1 table
 PATH_COMPONENTS               a bound of nodefd walks
 TAIL_PEEK                     a bound of nodefd walks
 ALIAS_MOUNTS                  a bound of nodefd walks
