@@ -126,16 +126,141 @@ static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
 		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), s->buf);
 }
 
+/*
+ * Events are rate-limited by source, so that nobody can drown another's events, nor its own
+ * attack's in a flood of its own refusals. A source is who (uid, cgroup) and what was decided
+ * (rule, reason, action, hook). Each sends at most NODEFD_EVENT_BURST events per window; each
+ * uid at most NODEFD_EVENT_UID_BURST more than the first of each of its sources. What is held
+ * back is counted, and the source's next event sent says how many (suppressed). The first
+ * event of a source in a window is never held back: a new kind of refusal is always sent.
+ */
+struct event_source {
+	__u64 cgroup_id;
+	__u32 uid;
+	__u32 what;		/* rule | reason << 8 | action << 16 | hook << 24 */
+};
+
+struct event_rate {
+	__u64 window;		/* the window counted: ts_ns / NODEFD_EVENT_WINDOW_NS */
+	__u32 sent;		/* events sent in it */
+	__u32 suppressed;	/* events held back or lost, not reported yet */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NODEFD_EVENT_SOURCES);
+	__type(key, struct event_source);
+	__type(value, struct event_rate);
+} event_sources SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NODEFD_EVENT_SOURCES);
+	__type(key, __u32);
+	__type(value, struct event_rate);
+} event_uids SEC(".maps");
+
+/* @r counts window @window: a new window starts it again. */
+static __always_inline void rate_window(struct event_rate *r, __u64 window)
+{
+	if (r->window != window) {
+		r->window = window;
+		r->sent = 0;
+	}
+}
+
+/*
+ * The event is built in a per-CPU buffer (as the path is, in scratch) and sent from there by
+ * nodefd_event_send(): the programs keep nothing on their stack across that call, whose frame
+ * is not on their deepest call chain.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nodefd_event);
+} event_staging SEC(".maps");
+
+/* The staging buffer's key, in read-only data: no stack slot for it in the programs. */
+static const __u32 staging_key = 0;
+
+/* How many of @ev's source's events were held back since its last one sent; -1: hold it. */
+static __always_inline int event_rate(struct nodefd_event *ev)
+{
+	struct event_source k = {
+		.cgroup_id = ev->cgroup_id,
+		.uid = ev->uid,
+		.what = ev->rule | (__u32)ev->reason << 8 | (__u32)ev->action << 16 |
+			(__u32)ev->hook << 24,
+	};
+	__u64 window = ev->ts_ns / NODEFD_EVENT_WINDOW_NS;
+	struct event_rate fresh = { .window = window }, *r, *u;
+	__u32 suppressed;
+
+	r = bpf_map_lookup_elem(&event_sources, &k);
+	if (!r) {
+		bpf_map_update_elem(&event_sources, &k, &fresh, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&event_sources, &k);
+		if (!r)
+			return 0;	/* no room to count it: sent, as if first */
+	}
+	rate_window(r, window);
+	if (r->sent) {
+		/* Not the first of its source in this window: the source's and the uid's limits. */
+		u = bpf_map_lookup_elem(&event_uids, &k.uid);
+		if (!u) {
+			bpf_map_update_elem(&event_uids, &k.uid, &fresh, BPF_NOEXIST);
+			u = bpf_map_lookup_elem(&event_uids, &k.uid);
+		}
+		if (u)
+			rate_window(u, window);
+		if (r->sent >= NODEFD_EVENT_BURST || (u && u->sent >= NODEFD_EVENT_UID_BURST)) {
+			__sync_fetch_and_add(&r->suppressed, 1);
+			count(NODEFD_CNT_EVENTS_SUPPRESSED);
+			return -1;
+		}
+		if (u)
+			u->sent++;
+	}
+	r->sent++;
+	suppressed = r->suppressed;
+	__sync_fetch_and_add(&r->suppressed, -suppressed);
+	return (int)suppressed;
+}
+
+/**
+ * nodefd_event_send() - send this CPU's staged event, unless its source's rate holds it back
+ *
+ * An event the ring buffer has no room for is counted (NODEFD_CNT_EVENTS_DROPPED): the
+ * daemon reports those.
+ *
+ * Return: 0.
+ */
+__noinline int nodefd_event_send(void)
+{
+	__u32 zero = 0;
+	struct nodefd_event *ev = bpf_map_lookup_elem(&event_staging, &zero);
+	int suppressed;
+
+	if (!ev)
+		return 0;
+	suppressed = event_rate(ev);
+	if (suppressed < 0)
+		return 0;
+	ev->suppressed = (__u32)suppressed;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+		count(NODEFD_CNT_EVENTS_DROPPED);
+	return 0;
+}
+
 static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 reason,
 				 struct dentry *ancestor)
 {
 	struct nodefd_event *ev;
 
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
-	if (!ev) {
-		count(NODEFD_CNT_EVENTS_DROPPED);
+	ev = bpf_map_lookup_elem(&event_staging, &staging_key);
+	if (!ev)
 		return;
-	}
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
 	ev->pid = bpf_get_current_pid_tgid() >> 32;
@@ -160,7 +285,7 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 	if (ancestor)
 		bpf_probe_read_kernel_str(ev->ancestor, sizeof(ev->ancestor),
 					  BPF_CORE_READ(ancestor, d_name.name));
-	bpf_ringbuf_submit(ev, 0);
+	nodefd_event_send();
 }
 
 #endif /* __NODEFD_EVENTS_BPF_H */

@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 4
+#define NODEFD_ABI_VERSION 5
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -22,6 +22,10 @@
 #define NODEFD_NAME_MAX 64	/* bytes of the refusing directory's name */
 #define NODEFD_COMM_LEN 16
 #define NODEFD_MAX_POLICIES 4096 /* cgroups with a policy of their own */
+#define NODEFD_EVENT_BURST 8	/* events of one source and kind per window */
+#define NODEFD_EVENT_UID_BURST 64 /* events of one uid per window beyond each kind's first */
+#define NODEFD_EVENT_WINDOW_NS 1000000000ULL /* the window: a second */
+#define NODEFD_EVENT_SOURCES 16384 /* sources and uids whose rates are kept (LRU) */
 
 /**
  * enum nodefd_rule - the checks made on an open or walk through a magic link
@@ -266,6 +270,9 @@ struct nodefd_kconst {
  *	(a trailing part may be cut off).
  * @ancestor: name of the directory that refused search permission (rule
  *	ancestors); empty otherwise.
+ * @suppressed: events of the same source (uid, cgroup) and kind (rule, reason,
+ *	action, hook) held back by the rate limit since this source's last
+ *	event sent.
  */
 struct nodefd_event {
 	__u64 ts_ns;
@@ -288,6 +295,7 @@ struct nodefd_event {
 	char comm[NODEFD_COMM_LEN];
 	char path[NODEFD_PATH_MAX];
 	char ancestor[NODEFD_NAME_MAX];
+	__u32 suppressed;
 };
 
 /**
@@ -299,6 +307,8 @@ struct nodefd_event {
  * @NODEFD_CNT_DEPTH_LIMIT: ancestor walks that hit NODEFD_MAX_DEPTH.
  * @NODEFD_CNT_RACE: fd changes between link and open.
  * @NODEFD_CNT_EVENTS_DROPPED: events lost because the ring buffer was full.
+ * @NODEFD_CNT_EVENTS_SUPPRESSED: events held back by the rate limit (their
+ *	source's next event sent carries the count).
  * @NODEFD_CNT_NOMEM: task state that could not be stored.
  * @NODEFD_CNT_BY_NAME: accesses beyond the original file's that were allowed
  *	because the opener could have them by name.
@@ -313,7 +323,8 @@ enum nodefd_counter {
 	NODEFD_CNT_EVENTS_DROPPED = NODEFD_CNT_RACE + 1,
 	NODEFD_CNT_NOMEM = NODEFD_CNT_EVENTS_DROPPED + 1,
 	NODEFD_CNT_BY_NAME = NODEFD_CNT_NOMEM + 1,
-	NODEFD_CNT_NR = NODEFD_CNT_BY_NAME + 1,
+	NODEFD_CNT_EVENTS_SUPPRESSED = NODEFD_CNT_BY_NAME + 1,
+	NODEFD_CNT_NR = NODEFD_CNT_EVENTS_SUPPRESSED + 1,
 };
 
 #endif /* __NODEFD_H */

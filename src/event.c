@@ -136,6 +136,7 @@ struct json_object *event_json(const struct event_fmt *f, const struct nodefd_ev
 		json_add_bytes(obj, "ancestor", ev->ancestor, sizeof(ev->ancestor));
 	else
 		json_object_object_add(obj, "ancestor", NULL);
+	json_add_u64(obj, "suppressed", ev->suppressed);
 	return obj;
 }
 
@@ -175,6 +176,8 @@ void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *
 	}
 	PUT(" path=");
 	PUT_ESCAPED(ev->path, sizeof(ev->path));
+	if (ev->suppressed)
+		PUT(" suppressed=%u", ev->suppressed);
 	if (n >= size && size)
 		buf[size - 1] = '\0';
 }

@@ -324,6 +324,7 @@ static void status_print_json(const struct status *s)
 	json_add_u64(cnt, "events_dropped", s->counters[NODEFD_CNT_EVENTS_DROPPED]);
 	json_add_u64(cnt, "nomem", s->counters[NODEFD_CNT_NOMEM]);
 	json_add_u64(cnt, "by_name", s->counters[NODEFD_CNT_BY_NAME]);
+	json_add_u64(cnt, "events_suppressed", s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
 	json_object_object_add(obj, "counters", cnt);
 out:
 	json_print(obj);
@@ -393,6 +394,9 @@ static void status_print_text(const struct status *s)
 			s->counters[NODEFD_CNT_EVENTS_DROPPED]));
 	printf("  %-15s %llu\n", "nomem", (unsigned long long)s->counters[NODEFD_CNT_NOMEM]);
 	printf("  %-15s %llu\n", "by_name", (unsigned long long)s->counters[NODEFD_CNT_BY_NAME]);
+	printf("  %-15s %llu (held back by the rate limit; each source's next event counts them)\n",
+	       "events_suppressed",
+	       (unsigned long long)s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
 }
 
 int do_status(int argc, char **argv)

@@ -530,6 +530,103 @@ TEST_F(events, reach_walk_through_cwd)
 	no_more_events(_metadata);
 }
 
+/*
+ * A flood of one kind of refusal from one source (nobody reopening a read-only fd for writing,
+ * FLOOD times, with no reader) must not drown a refusal of a new kind that follows it (a walk
+ * through the link into a closed directory), and nothing of it is lost: the events sent and
+ * the counts of those held back that they carry add up to every refusal made.
+ */
+#define FLOOD 2000
+
+struct flood {
+	char tree[PATH_MAX];
+	int made;		/* upgrade refusals made */
+	int new_err;		/* errno of the new kind's walk */
+	int last_err;		/* errno of the upgrade made after the flood */
+};
+
+static int flooder(struct enf_agent *agent, void *arg)
+{
+	struct flood *fl = arg;
+	char link[64];
+	int fd, sub, nfd;
+
+	fd = open(enf_fmt("%s/victim/file", fl->tree), O_RDONLY | O_CLOEXEC);
+	sub = open(enf_fmt("%s/victim/sub", fl->tree), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || sub < 0 || enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	for (int i = 0; i < FLOOD; i++) {
+		nfd = open(link, O_RDWR | O_CLOEXEC);
+		if (nfd >= 0 || errno != EACCES)
+			return 2;
+		fl->made++;
+	}
+	nfd = open(enf_fmt("/proc/self/fd/%d/file", sub), O_RDONLY | O_CLOEXEC);
+	fl->new_err = nfd < 0 ? errno : 0;
+	/* The next window: the source's next event reports what was held back. */
+	if (enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	nfd = open(link, O_RDWR | O_CLOEXEC);
+	fl->last_err = nfd < 0 ? errno : 0;
+	return 0;
+}
+
+/* Counts the upgrade events of @out, and the suppressed counts they carry; the ancestors ones. */
+static void tally(char *out, long *upgrades, long *carried, long *ancestors)
+{
+	char v[64];
+
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		if (json_get(line, "rule", v, sizeof(v)))
+			continue;
+		if (!strcmp(v, "ancestors")) {
+			(*ancestors)++;
+		} else if (!strcmp(v, "upgrade")) {
+			(*upgrades)++;
+			if (!json_get(line, "suppressed", v, sizeof(v)))
+				*carried += atol(v);
+		}
+	}
+}
+
+TEST_F(events, flood_drowns_no_new_kind_and_loses_nothing)
+{
+	static const char *const args[] = { "--json", "events", "--timeout", "1", NULL };
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct flood *fl = enf_shared(sizeof(*fl));
+	static char out[1 << 20];
+	long upgrades = 0, carried = 0, ancestors = 0;
+
+	ASSERT_NE(NULL, fl);
+	strcpy(fl->tree, self->tree.path);
+	fl->new_err = fl->last_err = -1;
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, flooder, fl));
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	ASSERT_EQ(0, enf_run_as(&ENF_AS_OWNER, close_victim, (void *)ENF_AT(&self->tree, "victim")));
+	enf_agent_resume(&agent);
+	ASSERT_TRUE(enf_agent_wait(&agent));
+	ASSERT_EQ(FLOOD, fl->made);
+	ASSERT_EQ(EACCES, fl->new_err);
+	/* Read only now: the ring buffer holds what the flood left in it. */
+	ASSERT_EQ(0, nodefdctl(args, out, sizeof(out)));
+	tally(out, &upgrades, &carried, &ancestors);
+	TH_LOG("%d refusals of one kind: %ld events sent, carrying %ld held back; the new kind: %ld",
+	       FLOOD, upgrades, carried, ancestors);
+	EXPECT_EQ(1, ancestors);
+	EXPECT_LE(1, upgrades);
+	EXPECT_GT(FLOOD / 10, upgrades);
+	usleep(1100 * 1000);
+	enf_agent_resume(&agent);
+	ASSERT_EQ(0, enf_agent_join(&agent));
+	ASSERT_EQ(EACCES, fl->last_err);
+	ASSERT_EQ(0, nodefdctl(args, out, sizeof(out)));
+	tally(out, &upgrades, &carried, &ancestors);
+	TH_LOG("after the next upgrade: %ld events sent, carrying %ld held back", upgrades, carried);
+	EXPECT_EQ(FLOOD + 1, upgrades + carried);
+	munmap(fl, sizeof(*fl));
+}
+
 /* An allowed reopen reports nothing. */
 TEST_F(events, none_for_allowed_reopen)
 {

@@ -93,6 +93,10 @@ NODEFD_MAX_CGROUP_LEVELS      a bound of nodefd walks
 NODEFD_PATH_MAX               the size of an event field
 NODEFD_NAME_MAX               the size of an event field
 NODEFD_MAX_POLICIES           the size of a map
+NODEFD_EVENT_BURST            a rate of nodefd events
+NODEFD_EVENT_UID_BURST        a rate of nodefd events
+NODEFD_EVENT_WINDOW_NS        a rate of nodefd events
+NODEFD_EVENT_SOURCES          the size of a map
 NODEFD_POLICY_PATH_READ       a policy flag
 NODEFD_POLICY_STRICT          a policy flag
 NODEFD_MAX_CPUS               a bound of nodefd loop over CPUs
