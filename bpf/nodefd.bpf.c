@@ -403,12 +403,12 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
 		/*
-		 * An O_PATH (or O_NODE) fd allows no connect(), no xattr and no watch on its
-		 * file: through the link, those are asked by name, whoever holds the fd.
+		 * What the fd does not allow (a bind mount of its file; connect(), xattrs and
+		 * watches for an O_PATH fd) is asked by name, whoever holds the fd.
 		 */
 		by_name = st->has_origin &&
-			  ((st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)) &&
-			  syscall_beyond_o_path(task);
+			  syscall_beyond_fd(task, (st->orig_mode & FMODE_PATH) ||
+						  (st->orig_flags & O_NODE));
 		/*
 		 * From a link the walker has or could take: a file is no more than its fd
 		 * gives, and a directory's metadata no more than fstat() of it gives.

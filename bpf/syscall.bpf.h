@@ -157,12 +157,16 @@ static __always_inline __u8 syscall_class(struct task_struct *task, const struct
 #endif
 
 /*
- * Does the system call @task is making do what an O_PATH fd does not allow on its own file
- * (EBADF), but a path does: connect() or send a datagram to a unix socket, read or write
- * xattrs, set an inotify or fanotify watch? What cannot be told (a 32-bit call, an io_uring
- * worker's) counts as such.
+ * Does the system call @task is making do, through a link that ends on an fd's file, more
+ * than the fd allows?
+ *   - a mount of the file elsewhere (mount --bind, open_tree): a new name for it, which must
+ *     be one the opener could make, as linkat's (whatever the fd's access);
+ *   - with @o_path (an O_PATH or O_NODE fd, which allows none of these on its own file: EBADF),
+ *     connect() or a datagram to a unix socket, an xattr read or write, an inotify or fanotify
+ *     watch.
+ * What cannot be told (a 32-bit or x32 call, an io_uring worker's) counts as more.
  */
-static __always_inline bool syscall_beyond_o_path(struct task_struct *task)
+static __always_inline bool syscall_beyond_fd(struct task_struct *task, bool o_path)
 {
 	struct pt_regs *regs = (void *)bpf_task_pt_regs(task);
 	unsigned long nr;
@@ -171,6 +175,9 @@ static __always_inline bool syscall_beyond_o_path(struct task_struct *task)
 		return true;
 	nr = BPF_CORE_READ(regs, orig_ax);
 	switch (nr) {
+	case __NR_mount:
+	case __NR_open_tree:
+		return true;
 	case __NR_connect:
 	case __NR_sendto:
 	case __NR_sendmsg:
@@ -189,7 +196,7 @@ static __always_inline bool syscall_beyond_o_path(struct task_struct *task)
 	case __NR_removexattrat:
 	case __NR_inotify_add_watch:
 	case __NR_fanotify_mark:
-		return true;
+		return o_path;
 	default:
 		return (nr & X32_SYSCALL_BIT) != 0;
 	}

@@ -146,4 +146,127 @@ TEST_F(doors, o_path_link_opens_every_door_while_the_name_does)
 	EXPECT_NE(EACCES, self->d->err[DOOR_SETXATTR]);
 }
 
+/*
+ * The article's attack by a mount: nobody, in a user and mount namespace of its own (unshare
+ * -Urm), binds the file of a read-only fd whose directory went 0700 onto a file of its own,
+ * through /proc/self/fd/N, and opens that for writing. mount(2) as util-linux 2.38 (Debian 12)
+ * does it, or open_tree() and move_mount() as 2.39 and later do.
+ */
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#define SYS_move_mount 429
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+
+struct bind {
+	char tree[sizeof(ENF_TREE_TEMPLATE)];
+	int new_api;
+	int mount_err;
+	int write_err;
+};
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int binder(struct enf_agent *agent, void *arg)
+{
+	struct bind *b = arg;
+	const char *target = enf_fmt("%s/mine", b->tree);
+	char link[32], tgt[PATH_MAX];
+	int fd, tfd, wfd;
+
+	snprintf(tgt, sizeof(tgt), "%s", target);
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) || write_file("/proc/self/setgroups", "deny") ||
+	    write_file("/proc/self/uid_map", enf_fmt("0 %d 1", ENF_NOBODY)) ||
+	    write_file("/proc/self/gid_map", enf_fmt("0 %d 1", ENF_NOBODY)) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return ENF_SETUP_FAILED;
+	/* Opened in its own mount namespace: a bind mount's source must be one of its mounts. */
+	fd = open(enf_fmt("%s/open/file", b->tree), O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || enf_agent_sync(agent))
+		return ENF_SETUP_FAILED;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	if (b->new_api) {
+		tfd = (int)syscall(SYS_open_tree, AT_FDCWD, link, OPEN_TREE_CLONE | O_CLOEXEC);
+		b->mount_err = tfd < 0 ? errno : 0;
+		if (tfd >= 0 && syscall(SYS_move_mount, tfd, "", AT_FDCWD, tgt,
+					MOVE_MOUNT_F_EMPTY_PATH))
+			b->mount_err = errno;
+	} else {
+		b->mount_err = mount(link, tgt, NULL, MS_BIND, NULL) ? errno : 0;
+	}
+	if (b->mount_err)
+		return 0;
+	wfd = open(tgt, O_RDWR | O_TRUNC | O_CLOEXEC);
+	b->write_err = wfd < 0 ? errno : 0;
+	if (wfd >= 0) {
+		if (enf_write_all(wfd, ENF_PAYLOAD, strlen(ENF_PAYLOAD)))
+			b->write_err = errno;
+		close(wfd);
+	}
+	return 0;
+}
+
+static void bind_attack(struct __test_metadata *const _metadata, FIXTURE_DATA(doors) *self,
+			int new_api)
+{
+	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
+	struct bind *b = enf_shared(sizeof(*b));
+	int status;
+
+	ASSERT_NE(NULL, b);
+	strcpy(b->tree, self->tree.path);
+	b->new_api = new_api;
+	b->mount_err = b->write_err = -1;
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "mine"), 0644, ENF_NOBODY, "mine\n");
+	ASSERT_EQ(0, enf_agent_start(&agent, &ENF_AS_NOBODY, binder, b));
+	ASSERT_TRUE(enf_agent_wait(&agent))
+	{
+		TH_LOG("no user and mount namespace for nobody (unshare -Urm), or no file there");
+	}
+	ASSERT_EQ(0, chmod(ENF_AT(&self->tree, "open"), 0700));
+	enf_agent_resume(&agent);
+	status = enf_agent_join(&agent);
+	ASSERT_EQ(0, status)
+	{
+		TH_LOG("the helper could not enter a user and mount namespace of its own, or open "
+		       "the file there (exit %d)", status);
+	}
+	TH_LOG("%s through the link: %s; open for writing: %s",
+	       new_api ? "open_tree+move_mount" : "mount --bind",
+	       b->mount_err ? strerror(b->mount_err) : "mounted",
+	       b->mount_err ? "-" : b->write_err ? strerror(b->write_err) : "written");
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(EACCES, b->mount_err);
+		ENF_EXPECT_CONTENT(ENF_AT(&self->tree, "open/file"), ENF_ORIGINAL);
+	} else {
+		EXPECT_EQ(0, b->mount_err);
+		EXPECT_EQ(0, b->write_err);
+		ENF_EXPECT_CONTENT(ENF_AT(&self->tree, "open/file"), ENF_PAYLOAD);
+	}
+	munmap(b, sizeof(*b));
+}
+
+TEST_F(doors, bind_mount_through_the_link_of_a_read_only_fd)
+{
+	bind_attack(_metadata, self, 0);
+}
+
+TEST_F(doors, open_tree_through_the_link_of_a_read_only_fd)
+{
+	bind_attack(_metadata, self, 1);
+}
+
 TEST_HARNESS_MAIN
