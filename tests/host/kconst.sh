@@ -103,6 +103,10 @@ NODEFD_MAX_CPUS               a bound of nodefd loop over CPUs
 USER_NS_LEVELS                a bound of nodefd walks (the kernel nests 32 user namespaces)
 PARENTS_SEARCHED              a bound of nodefd walks
 __NR_fchmodat2                x86-64 fchmodat2 (6.6) where the build host uapi headers lack it; in no 6.1 table
+__NR_setxattrat               x86-64 setxattrat (6.13) where the build host uapi headers lack it; in no 6.1 or 6.12 table
+__NR_getxattrat               x86-64 getxattrat (6.13), as above
+__NR_listxattrat              x86-64 listxattrat (6.13), as above
+__NR_removexattrat            x86-64 removexattrat (6.13), as above
 PATH_COMPONENTS               a bound of nodefd walks
 TAIL_PEEK                     a bound of nodefd walks
 ALIAS_MOUNTS                  a bound of nodefd walks
