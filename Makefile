@@ -29,7 +29,10 @@ CPPFLAGS	+= -Iinclude -I$(BUILD)
 # BPF_EXTRA_CFLAGS: e.g. -fms-extensions for a VMLINUX_H dumped from 7.x's BTF, whose structs
 # embed anonymous structs by tag (struct __filename_head;), as the kernel is built with.
 BPF_EXTRA_CFLAGS ?=
-BPF_CFLAGS	:= -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+# -Wextra and -Wconversion as nodefdctl has them; BPF_PROG() hands each program every argument
+# of its hook, used or not.
+BPF_CFLAGS	:= -g -O2 -Wall -Wextra -Wconversion -Wno-unused-parameter -Werror -target bpf \
+		   -D__TARGET_ARCH_$(ARCH) \
 		   -Iinclude -I$(BUILD)/vmlinux -I/usr/include/$(shell uname -m)-linux-gnu \
 		   $(BPF_EXTRA_CFLAGS)
 # Static: the guest has no libc, and one binary then runs on both kernels and the host.

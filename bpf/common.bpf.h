@@ -3,6 +3,13 @@
 #ifndef __NODEFD_COMMON_BPF_H
 #define __NODEFD_COMMON_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "compat.bpf.h"
+
 #define EACCES 13
 #define AT_FDCWD -100
 #define PROC_SUPER_MAGIC 0x9fa0

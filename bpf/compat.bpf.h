@@ -3,6 +3,10 @@
 #ifndef __NODEFD_COMPAT_BPF_H
 #define __NODEFD_COMPAT_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
 /*
  * CO-RE flavours: libbpf drops the "___suffix" when it matches a local type against the
  * kernel's, so a read through one of these is relocated to the kernel's own struct. Each use
@@ -158,6 +162,7 @@ static __always_inline struct inode *ovl_real_inode(struct inode *inode)
  * are separate ones (their names end in ___cast), loaded where the kernel has it (loader.c).
  */
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-#define CAST(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+#define CAST(type, p)                                                                           \
+	((type *)bpf_rdonly_cast((const void *)(p), (__u32)bpf_core_type_id_kernel(type)))
 
 #endif /* __NODEFD_COMPAT_BPF_H */

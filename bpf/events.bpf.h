@@ -3,6 +3,12 @@
 #ifndef __NODEFD_EVENTS_BPF_H
 #define __NODEFD_EVENTS_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "nodefd.h"
+#include "common.bpf.h"
+
 /* f_mode as struct nodefd_event has it (NODEFD_EV_MODE_*), whatever the kernel's bits. */
 static __always_inline __u32 event_mode(__u32 f_mode)
 {

@@ -3,6 +3,15 @@
 #ifndef __NODEFD_JUMP_BPF_H
 #define __NODEFD_JUMP_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "common.bpf.h"
+#include "policy.bpf.h"
+#include "syscall.bpf.h"
+
 /*
  * inode_follow_link runs before the kernel reads the holder's fd table (or cwd, or root) to
  * resolve the link. Between the two, a thread sharing the holder's table can dup2() another
@@ -82,7 +91,7 @@ static __always_inline void watch_to(struct task_state *st, __u8 watch)
 	if (!st->watch && watch)
 		__sync_fetch_and_add(&nodefd_watches, 1);
 	else if (st->watch && !watch)
-		__sync_fetch_and_add(&nodefd_watches, -1);
+		__sync_fetch_and_add(&nodefd_watches, (__u64)-1);
 	st->watch = watch;
 }
 
@@ -91,7 +100,7 @@ static __always_inline void raced_to(struct task_state *st, __u64 nd, __u64 sysc
 	if (!st->raced_syscall && syscall)
 		__sync_fetch_and_add(&nodefd_raced, 1);
 	else if (st->raced_syscall && !syscall)
-		__sync_fetch_and_add(&nodefd_raced, -1);
+		__sync_fetch_and_add(&nodefd_raced, (__u64)-1);
 	st->raced_nd = nd;
 	st->raced_syscall = syscall;
 }

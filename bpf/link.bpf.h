@@ -3,6 +3,14 @@
 #ifndef __NODEFD_LINK_BPF_H
 #define __NODEFD_LINK_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "compat.bpf.h"
+#include "common.bpf.h"
+
 /* The functions that tell the magic links apart (text symbols, in every kallsyms). */
 extern const void proc_pid_get_link __ksym;
 extern const void proc_map_files_get_link __ksym;

@@ -299,18 +299,18 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 	/* An untyped pointer either way: two kinds of it would double what the verifier walks. */
 	holder = self ? (void *)bpf_get_current_task() : pid_task_of((struct pid *)st->holder);
 	if (self)
-		st->holder_tgid = task->tgid;
+		st->holder_tgid = (__u32)task->tgid;
 	else
-		st->holder_tgid = holder ? BPF_CORE_READ(holder, tgid) : 0;
+		st->holder_tgid = holder ? (__u32)BPF_CORE_READ(holder, tgid) : 0;
 	if (holder) {
 		if (kind == NODEFD_KIND_FD) {
 			struct file *f;
 
-			st->fd = h.fd;
+			st->fd = (__s32)h.fd;
 			if (self)
-				f = fd_file_own(task, st->fd, cast);
+				f = fd_file_own(task, (unsigned int)st->fd, cast);
 			else
-				f = fd_file(holder, st->fd);
+				f = fd_file(holder, (unsigned int)st->fd);
 			if (f)
 				origin_from_file(st, f, cast);
 		} else if (kind == NODEFD_KIND_EXE) {
@@ -559,7 +559,7 @@ static __always_inline int emptypath_open(struct ctx *c, struct task_struct *tas
 	count(NODEFD_CNT_CHECKED);
 	c->task = task;
 	c->hook = NODEFD_HOOK_EMPTYPATH;
-	c->holder_tgid = task->tgid;
+	c->holder_tgid = (__u32)task->tgid;
 	c->file = file;
 	/* Read, not loaded: the global functions take them as plain numbers. */
 	c->dentry = BPF_CORE_READ(file, f_path.dentry);
@@ -875,7 +875,7 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	tmpfile = !BPF_CORE_READ(old_dentry, d_inode, i_nlink) && nodefd_is_tmpfile(d);
 	if (f) {
 		c.kind = NODEFD_KIND_FD;
-		c.holder_tgid = task->tgid;
+		c.holder_tgid = (__u32)task->tgid;
 		c.orig_mode = BPF_CORE_READ(f, f_mode);
 		c.orig_flags = BPF_CORE_READ(f, f_flags);
 	} else if (st) {

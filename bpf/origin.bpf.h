@@ -3,6 +3,15 @@
 #ifndef __NODEFD_ORIGIN_BPF_H
 #define __NODEFD_ORIGIN_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "compat.bpf.h"
+#include "common.bpf.h"
+#include "syscall.bpf.h"
+
 static __always_inline struct task_struct *pid_task_of(struct pid *pid)
 {
 	struct hlist_node *first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
@@ -138,7 +147,7 @@ static __always_inline bool origin_read_again(struct task_state *st)
 
 	count(NODEFD_CNT_RACE);
 	if (holder && st->kind == NODEFD_KIND_FD)
-		f = fd_file(holder, st->fd);
+		f = fd_file(holder, (unsigned int)st->fd);
 	else if (holder && st->kind == NODEFD_KIND_EXE)
 		f = BPF_CORE_READ(holder, mm, exe_file);
 	if (f)
@@ -169,7 +178,7 @@ static __always_inline struct file *linkat_fd(struct task_struct *task, __u64 ol
 	}
 	if (!(flags & AT_EMPTY_PATH) || (int)dfd < 0)
 		return NULL;
-	f = fd_file(task, (int)dfd);
+	f = fd_file(task, (unsigned int)dfd);
 	if (!f || (__u64)BPF_CORE_READ(f, f_path.dentry) != old_dentry)
 		return NULL;
 	*fdp = (int)dfd;

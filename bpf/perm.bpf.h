@@ -3,6 +3,14 @@
 #ifndef __NODEFD_PERM_BPF_H
 #define __NODEFD_PERM_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "compat.bpf.h"
+#include "common.bpf.h"
+
 #define CAP_DAC_OVERRIDE 1
 #define CAP_DAC_READ_SEARCH 2
 
@@ -45,7 +53,7 @@ static __always_inline void opener_init(struct opener *o, struct task_struct *ta
 {
 	/* task is a BTF pointer: plain loads, no helper calls. */
 	const struct cred *cred = task->cred;
-	unsigned int level = cred->user_ns->level;
+	unsigned int level = (unsigned int)cred->user_ns->level;
 	__u64 caps = 0;
 
 	/*
@@ -74,7 +82,7 @@ static __always_inline void opener_of_cred(struct opener *o, const struct cred *
 	o->ids = (__u64)BPF_CORE_READ(cred, fsuid.val) << 32 | BPF_CORE_READ(cred, fsgid.val);
 	o->user_ns = (__u64)BPF_CORE_READ(cred, user_ns);
 	o->foreign = 1;
-	opener_caps(o, caps, BPF_CORE_READ(cred, user_ns, level));
+	opener_caps(o, caps, (unsigned int)BPF_CORE_READ(cred, user_ns, level));
 }
 
 /*
@@ -93,7 +101,7 @@ __noinline int nodefd_id_mapped(__u64 map_ptr, __u32 id)
 
 	if (n <= UID_GID_MAP_MAX_BASE_EXTENTS) {
 		for (int i = 0; i < UID_GID_MAP_MAX_BASE_EXTENTS; i++) {
-			if (i >= n)
+			if ((__u32)i >= n)
 				break;
 			if (bpf_core_read(&e, sizeof(e), &map->extent[i]))
 				return 0;
@@ -142,7 +150,7 @@ enum search {
 static __always_inline int in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
 {
 	struct group_info *gi = (void *)groups;
-	unsigned int lo = 0, hi = ngroups > 0 ? ngroups : 0;
+	unsigned int lo = 0, hi = ngroups > 0 ? (unsigned int)ngroups : 0;
 	__u32 g;
 
 	if (gid == fsgid)
@@ -207,7 +215,7 @@ static long acl_step(__u32 i, void *ctx)
 	switch (e.e_tag) {
 	case ACL_USER:
 		if (e.e_uid.val == cred->fsuid.val && a->user_perm < 0)
-			a->user_perm = e.e_perm;
+			a->user_perm = (__s8)e.e_perm;
 		break;
 	case ACL_GROUP_OBJ:
 	case ACL_GROUP:
@@ -224,10 +232,10 @@ static long acl_step(__u32 i, void *ctx)
 		}
 		break;
 	case ACL_MASK:
-		a->mask_perm = e.e_perm;
+		a->mask_perm = (__s8)e.e_perm;
 		break;
 	case ACL_OTHER:
-		a->other_perm = e.e_perm;
+		a->other_perm = (__s8)e.e_perm;
 		break;
 	}
 	return 0;

@@ -3,6 +3,13 @@
 #ifndef __NODEFD_POLICY_BPF_H
 #define __NODEFD_POLICY_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "nodefd.h"
+#include "common.bpf.h"
+#include "events.bpf.h"
+
 /* The nearest policy from the task's cgroup up: one hash lookup per level. */
 struct policy_walk {
 	void *policies;
@@ -17,7 +24,7 @@ static long policy_step(__u32 i, void *ctx)
 
 	if (pw->level - (int)i < 0)
 		return 1;
-	id = bpf_get_current_ancestor_cgroup_id(pw->level - i);
+	id = bpf_get_current_ancestor_cgroup_id(pw->level - (int)i);
 	pw->found = bpf_map_lookup_elem(pw->policies, &id);
 	return pw->found ? 1 : 0;
 }

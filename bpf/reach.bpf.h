@@ -3,6 +3,16 @@
 #ifndef __NODEFD_REACH_BPF_H
 #define __NODEFD_REACH_BPF_H
 
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "nodefd.h"
+#include "compat.bpf.h"
+#include "common.bpf.h"
+#include "policy.bpf.h"
+#include "perm.bpf.h"
+
 /*
  * One walk from a target up to the opener's root: the directories a lookup by name from the
  * root would search, each checked with may_search(), across mounts by their mountpoints.
@@ -270,7 +280,7 @@ static long walk_step(__u32 i, void *ctx)
 	if (s == SEARCH_OK)
 		return 0;
 	w->refused = p;
-	w->search = s;
+	w->search = (__s8)s;
 	if (w->reach_after) {
 		/* Reach is still owed an answer: on up, every directory open, a new depth. */
 		w->reach_after = false;
@@ -301,7 +311,7 @@ __noinline int nodefd_is_tmpfile(__u64 dentry)
 	char name[24], digits[20];
 	int n = 0, len;
 
-	len = bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
+	len = (int)bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(d, d_name.name));
 	if (len < 3 || name[0] != '#')
 		return 0;
 	for (int i = 0; i < 20; i++) {
@@ -415,7 +425,7 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount,
 		r->ancestors_reason = r->reach_reason = NODEFD_REASON_NOMEM;
 		return 0;
 	}
-	r->confined = confined;
+	r->confined = (__u8)confined;
 	/*
 	 * Unconfined, and searching every directory (CAP_DAC_* in the initial user namespace):
 	 * the name reaches the target however deep it lies. Nothing to walk, so nothing to
@@ -454,7 +464,7 @@ walk:
 	}
 	if (w.refused) {
 		r->ancestors_fail = true;
-		r->ancestors_reason = search_reason(w.search);
+		r->ancestors_reason = (__u8)search_reason(w.search);
 		r->refused = (__u64)w.refused;
 	}
 	if (!w.done) {
