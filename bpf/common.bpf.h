@@ -143,6 +143,9 @@ struct task_state {
 	__u64 raced_syscall;	/* its system call, as current_syscall() says */
 };
 
+/* The key of the one-entry arrays, in read-only data: no stack slot for it in the programs. */
+static const __u32 zero_key = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

@@ -78,13 +78,13 @@ static long path_up_step(__u32 i, void *ctx)
 static long path_down_step(__u32 j, void *ctx)
 {
 	struct path_walk *w = ctx;
-	__u32 i = PATH_COMPONENTS - 1 - j, zero = 0;
+	__u32 i = PATH_COMPONENTS - 1 - j;
 	struct scratch *s;
 	long len;
 
 	if ((int)i >= w->n)
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero_key);
 	if (!s)
 		return 1;
 	s->buf[w->pos & (NODEFD_PATH_MAX - 1)] = '/';
@@ -103,9 +103,8 @@ __noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
 		.m = (void *)(vfsmount - bpf_core_field_offset(struct mount, mnt)),
 	};
 	struct scratch *s;
-	__u32 zero = 0;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero_key);
 	if (!s)
 		return -1;
 	bpf_loop(PATH_COMPONENTS, path_up_step, &w, 0);
@@ -119,7 +118,6 @@ __noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
 static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
 {
 	struct scratch *s;
-	__u32 zero = 0;
 
 	/* bpf_d_path is allowed in file_open: the path as the opener's root sees it. */
 	/* f_path is const since 6.11; bpf_d_path only reads it. */
@@ -127,7 +125,7 @@ static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
 		return;
 	if (!c->dentry || nodefd_path_of((__u64)c->dentry, (__u64)c->mnt))
 		return;
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = bpf_map_lookup_elem(&scratch, &zero_key);
 	if (s)
 		bpf_probe_read_kernel_str(ev->path, sizeof(ev->path), s->buf);
 }
@@ -187,9 +185,6 @@ struct {
 	__type(value, struct nodefd_event);
 } event_staging SEC(".maps");
 
-/* The staging buffer's key, in read-only data: no stack slot for it in the programs. */
-static const __u32 staging_key = 0;
-
 /* How many of @ev's source's events were held back since its last one sent; -1: hold it. */
 static __always_inline int event_rate(struct nodefd_event *ev)
 {
@@ -244,8 +239,7 @@ static __always_inline int event_rate(struct nodefd_event *ev)
  */
 __noinline int nodefd_event_send(void)
 {
-	__u32 zero = 0;
-	struct nodefd_event *ev = bpf_map_lookup_elem(&event_staging, &zero);
+	struct nodefd_event *ev = bpf_map_lookup_elem(&event_staging, &zero_key);
 	int suppressed;
 
 	if (!ev)
@@ -264,7 +258,7 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 {
 	struct nodefd_event *ev;
 
-	ev = bpf_map_lookup_elem(&event_staging, &staging_key);
+	ev = bpf_map_lookup_elem(&event_staging, &zero_key);
 	if (!ev)
 		return;
 	ev->ts_ns = bpf_ktime_get_ns();

@@ -248,6 +248,11 @@ struct mm_struct {
 	struct file *exe_file;
 };
 
+struct vm_area_struct {
+	unsigned long vm_start;
+	struct file *vm_file;
+};
+
 struct nsproxy {
 	struct mnt_namespace *mnt_ns;
 };

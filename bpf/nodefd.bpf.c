@@ -236,7 +236,6 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 	struct nameidata *nd;
 	struct ctx c = {};
 	bool by_name = false;
-	__u32 zero = 0;
 	bool self;
 	__u8 kind;
 	int tail;
@@ -257,7 +256,7 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 	 */
 	if (kind == NODEFD_KIND_NONE)
 		return 0;
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
 	if (!cfg || (!cfg->enabled && !c.canary)) {
 		/* Off: whatever an earlier link left must not apply once on again. */
@@ -328,17 +327,8 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 				st->dentry = (__u64)BPF_CORE_READ(fs, root.dentry);
 				st->mnt = (__u64)BPF_CORE_READ(fs, root.mnt);
 			}
-		} else {
-			/*
-			 * map_files: finding the vma needs the holder's mm locked. The
-			 * link inode's mode was set from the mapped file's f_mode when it
-			 * was looked up; the target is judged at the open.
-			 */
-			__u16 imode = BPF_CORE_READ(inode, i_mode);
-
-			st->orig_mode = ((imode & 0400) ? FMODE_READ : 0) |
-					((imode & 0200) ? FMODE_WRITE : 0);
-			st->has_origin = 1;
+		} else if (self) {
+			origin_from_mapping(st, task, dentry);	/* map_files */
 		}
 	}
 
@@ -498,8 +488,7 @@ int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 static __always_inline bool path_op_ctx(struct ctx *c, struct task_struct *task, __u8 hook,
 					__u64 dentry, __u64 mnt)
 {
-	__u32 zero = 0;
-	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero);
+	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero_key);
 
 	if (!cfg || !cfg->enabled)
 		return false;
@@ -535,7 +524,6 @@ static __always_inline int emptypath_open(struct ctx *c, struct task_struct *tas
 	struct filename___any *name;
 	struct nodefd_config *cfg;
 	struct file *f = NULL;
-	__u32 zero = 0;
 	char first = 1;
 	int dfd;
 
@@ -553,7 +541,7 @@ static __always_inline int emptypath_open(struct ctx *c, struct task_struct *tas
 	dfd = nd->dfd;
 	if (dfd < 0 && dfd != AT_FDCWD)
 		return 0;	/* open_by_handle_at(): no fd, and CAP_DAC_READ_SEARCH */
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	if (!cfg || !cfg->enabled)
 		return 0;
 	count(NODEFD_CNT_CHECKED);
@@ -610,7 +598,6 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	struct task_state *st;
 	struct nameidata *nd;
 	struct ctx c = {};
-	__u32 zero = 0;
 	int judge;
 
 	if (ret)
@@ -687,7 +674,7 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	}
 	st->armed = ARMED_NONE;
 
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	if (!cfg)
 		return 0;
 	c.canary = cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
@@ -736,6 +723,14 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	c.orig_mode = st->orig_mode;
 	c.orig_flags = st->orig_flags;
 	c.orig_cred = st->orig_cred;
+	/*
+	 * A map_files origin is the walker's own mapping, and the file opened another: one of
+	 * its threads mapped another file at the address in between. Fail closed.
+	 */
+	if (st->kind == NODEFD_KIND_MAP_FILES && st->has_origin && !same) {
+		judge = JUDGE_RACE;
+		goto lost;
+	}
 	/* Another process's fd the walker could not take: its access is not the walker's. */
 	if (st->owner == OWNER_UNTAKEN)
 		c.orig_mode = c.orig_flags = 0;

@@ -121,6 +121,59 @@ static __always_inline void origin_from_file(struct task_state *st, struct file 
 
 
 /*
+ * map_files/<start>-<end> leads to the file mapped at <start>. Its origin is that mapping's
+ * file as it is now, found with bpf_find_vma() (which takes the mm's lock): the link inode's
+ * mode was set when the link was first looked up, and another mapping may have replaced that
+ * one at the same address since. bpf_find_vma() needs a typed task: on 6.1 only the walker's
+ * own. Another process's map_files has no origin: by name.
+ */
+struct vma_origin {
+	__u64 file;		/* struct file * of the mapping, 0 if none */
+};
+
+static long vma_origin_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_origin *v = data;
+
+	v->file = (__u64)BPF_CORE_READ(vma, vm_file);
+	return 0;
+}
+
+#define MAP_FILES_DIGITS 16	/* hex digits of a 64-bit address */
+
+/* <start> of a map_files link's name, "%lx-%lx"; 0 if it does not parse. */
+static __always_inline __u64 map_files_start(struct dentry *link)
+{
+	char name[MAP_FILES_DIGITS + 1] = {};
+	__u64 start = 0;
+
+	if (bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(link, d_name.name)) < 2)
+		return 0;
+	for (int i = 0; i < MAP_FILES_DIGITS; i++) {
+		char c = name[i];
+
+		if (c >= '0' && c <= '9')
+			start = start << 4 | (__u64)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			start = start << 4 | (__u64)(c - 'a' + 10);
+		else
+			return c == '-' ? start : 0;
+	}
+	return name[MAP_FILES_DIGITS] == '-' ? start : 0;
+}
+
+/* The walker's own mapping at @link's address into @st; nothing if there is none. */
+static __always_inline void origin_from_mapping(struct task_state *st, struct task_struct *task,
+						struct dentry *link)
+{
+	struct vma_origin v = {};
+	__u64 start = map_files_start(link);
+
+	if (start && !bpf_find_vma(task, start, vma_origin_cb, &v, 0) && v.file)
+		origin_from_file(st, (struct file *)v.file, false);
+}
+
+/*
  * linkat(fd, "", newdir, name, AT_EMPTY_PATH) gives the file behind fd a new name, the same
  * thing linkat(AT_FDCWD, "/proc/self/fd/<fd>", ..., AT_SYMLINK_FOLLOW) does through the magic
  * link. Up to 6.9 it needs CAP_DAC_READ_SEARCH; since 6.10 any caller may do it with an fd it

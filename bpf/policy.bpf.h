@@ -32,9 +32,8 @@ static long policy_step(__u32 i, void *ctx)
 static __always_inline const struct nodefd_policy *policy_of(struct task_struct *task)
 {
 	struct policy_walk pw = { .level = task->cgroups->dfl_cgrp->level };
-	__u32 zero = 0;
 
-	pw.policies = bpf_map_lookup_elem(&cgroup_policy, &zero);
+	pw.policies = bpf_map_lookup_elem(&cgroup_policy, &zero_key);
 	if (!pw.policies)
 		return NULL;
 	/* Every level, however deep a delegated subtree nests: the nearest policy counts. */

@@ -356,9 +356,8 @@ static __noinline int task_confined(void)
 	struct task_struct *task = bpf_get_current_task_btf();
 	const struct nodefd_config *cfg;
 	struct inode *root_inode;
-	__u32 zero = 0;
 
-	cfg = bpf_map_lookup_elem(&settings, &zero);
+	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	if (!cfg)
 		return -1;
 	root_inode = task->fs->root.dentry->d_inode;

@@ -880,6 +880,7 @@ enum jail_way {
 	JAIL_PROC_CWD,		/* /proc/<outside pid>/cwd/secret */
 	JAIL_EXE,		/* CVE-2019-5736: /proc/<pid>/exe of an outside program, then write */
 	JAIL_MAP_FILES,		/* /proc/self/map_files/<range> of an outside file mapped read-only */
+	JAIL_MAP_FILES_SWAP,	/* the same, its link first looked up on a read-write mapping */
 };
 
 struct jail_scenario {
@@ -946,6 +947,10 @@ static int jailed(struct enf_agent *agent, void *arg)
 		close(fd);
 		if (map == MAP_FAILED)
 			return ENF_SETUP_FAILED;
+		break;
+	case JAIL_MAP_FILES_SWAP:
+		/* Kept open for after the link is looked up: mapped there then. */
+		fd = open(sc->secret, O_RDONLY | O_CLOEXEC);
 		break;
 	case JAIL_CHDIR:
 	case JAIL_WALK:
@@ -1023,6 +1028,28 @@ static int jailed(struct enf_agent *agent, void *arg)
 		enf_attempt(&sc->at, sc->link_path, sc->flags);
 		munmap(map, page);
 		break;
+	case JAIL_MAP_FILES_SWAP: {
+		/*
+		 * A file of its own, mapped read-write; its map_files link looked up (the
+		 * kernel gives the link inode the mapping's access then, and keeps it); then
+		 * the outside file mapped read-only at the same address.
+		 */
+		struct stat st;
+		int own = open("/own", O_RDWR | O_CLOEXEC);
+
+		map = own < 0 ? MAP_FAILED :
+				mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, own, 0);
+		if (map == MAP_FAILED)
+			return ENF_SETUP_FAILED;
+		snprintf(sc->link_path, sizeof(sc->link_path), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)map, (unsigned long)map + page);
+		if (stat(sc->link_path, &st) ||
+		    mmap(map, page, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != map)
+			return ENF_SETUP_FAILED;
+		enf_attempt(&sc->at, sc->link_path, sc->flags);
+		munmap(map, page);
+		break;
+	}
 	}
 	return 0;
 }
@@ -1042,6 +1069,7 @@ FIXTURE_SETUP(jail)
 	ASSERT_EQ(0, enf_copy_file("/bin/busybox", ENF_AT(&self->tree, "outside/prog"), 0755));
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail"), 0755, 0, 0);
 	enf_mkdir(_metadata, ENF_AT(&self->tree, "jail/proc"), 0555, 0, 0);
+	enf_mkfile(_metadata, ENF_AT(&self->tree, "jail/own"), 0644, 0, ENF_ORIGINAL);
 	self->sc = enf_shared(sizeof(*self->sc));
 	ASSERT_NE(NULL, self->sc);
 	strcpy(self->sc->jail, ENF_AT(&self->tree, "jail"));
@@ -1138,6 +1166,16 @@ TEST_F(jail, exe_reopen_write)
 TEST_F(jail, map_files_reopen_write)
 {
 	jail_attack(_metadata, self, JAIL_MAP_FILES, O_RDWR);
+}
+
+/*
+ * The same, where the link was first looked up while a read-write mapping of a file of its
+ * own was at the address: the kernel keeps the link inode's mode from then (the red team's
+ * CVE-2019-5736 shape by a confined root).
+ */
+TEST_F(jail, map_files_swapped_reopen_write)
+{
+	jail_attack(_metadata, self, JAIL_MAP_FILES_SWAP, O_RDWR);
 }
 
 TEST_F(jail, chdir_through_fd)
