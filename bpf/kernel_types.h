@@ -178,6 +178,7 @@ struct mount {
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
 	struct mnt_namespace *mnt_ns;
+	int mnt_id;
 };
 
 struct path {

@@ -36,6 +36,7 @@ struct walk {
 	__u8 reached_root : 1;
 	__u8 done : 1;
 	__u8 reach_after : 1;		/* after a refusal, go on for reach with search granted */
+	__u8 crossed : 1;		/* climbed from a mount to the one it is mounted on */
 	__u16 part_start;		/* the loop's index where this part of the walk began */
 	__u16 index;			/* the loop's index now */
 };
@@ -210,6 +211,24 @@ static __always_inline struct inode *dentry_up(struct dentry *d, struct dentry *
 	return BPF_CORE_READ(d, d_inode);
 }
 
+/*
+ * The walk is at the opener's root directory @w->d on @w->m: is that its root? On the root's
+ * own mount, yes. On a mount of another namespace (the opener unshared its own since the file
+ * was opened there), yes: the copies show the same tree. On another mount of the opener's
+ * namespace that shows the same directory (the root is a bind mount of it, as after
+ * `mount --bind / /x; chroot /x`), only if the walk never came up from a mount below: a bind
+ * that is not recursive shows none of them, and one that is shows copies this walk did not
+ * climb (a file below them is refused: docs/design.md, Fail-closed points).
+ */
+static __noinline bool at_root(struct walk *w)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	void *root_m = (void *)task->fs->root.mnt - bpf_core_field_offset(struct mount, mnt);
+	struct mount *m = w->m;
+
+	return (void *)m == root_m || (__u64)BPF_CORE_READ(m, mnt_ns) != w->ns || !w->crossed;
+}
+
 static long walk_step(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
@@ -229,7 +248,7 @@ static long walk_step(__u32 i, void *ctx)
 	 * in the directory tree below its root, not which copy of a mount shows it.
 	 */
 	if (d == w->root_d) {
-		w->reached_root = true;
+		w->reached_root = at_root(w);
 		w->done = true;
 		return 1;
 	}
@@ -261,6 +280,7 @@ static long walk_step(__u32 i, void *ctx)
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
 		w->up = NULL;
+		w->crossed = 1;
 		walk_enter(w, pm);
 		return 0;
 	}
@@ -356,14 +376,21 @@ static __noinline int task_confined(void)
 	struct task_struct *task = bpf_get_current_task_btf();
 	const struct nodefd_config *cfg;
 	struct inode *root_inode;
+	struct mount *root_mnt;
 
 	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	if (!cfg)
 		return -1;
 	root_inode = task->fs->root.dentry->d_inode;
+	root_mnt = (void *)task->fs->root.mnt - bpf_core_field_offset(struct mount, mnt);
+	/*
+	 * The same directory on another mount (chroot into a bind mount of /, which shows no
+	 * mount below it unless recursive) is not the same root.
+	 */
 	return !(task->nsproxy->mnt_ns->ns.inum == cfg->init_mnt_ns && root_inode &&
 		 root_inode->i_ino == cfg->init_root_ino &&
-		 root_inode->i_sb->s_dev == cfg->init_root_dev);
+		 root_inode->i_sb->s_dev == cfg->init_root_dev &&
+		 (__u32)BPF_CORE_READ(root_mnt, mnt_id) == cfg->init_root_mnt_id);
 }
 
 /**

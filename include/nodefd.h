@@ -181,6 +181,8 @@ struct nodefd_policy {
  *	mount namespace whose root is that directory is not confined by the
  *	reach rule: it sees the whole tree (after an initramfs, PID 1's root is
  *	not the namespace's root mount, so that cannot be the test).
+ * @init_root_mnt_id: the mount id of PID 1's root directory's mount: a bind
+ *	mount of the same directory is another mount, which may show less.
  * @canary_tgid: a process for which every rule is enforced whatever the
  *	policy says, so that nodefdctl can prove the programs run; 0 for none.
  * @dropped_reported: the total of NODEFD_CNT_EVENTS_DROPPED that a
@@ -198,6 +200,8 @@ struct nodefd_config {
 	__u32 init_root_dev;
 	__u64 dropped_reported;
 	__u64 init_root_ino;
+	__u32 init_root_mnt_id;
+	__u32 pad;
 };
 
 /**

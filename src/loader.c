@@ -2,6 +2,7 @@
 /* loader.c - the middle layer: attach, prove with the canary, pin; for load and the daemon */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -203,6 +204,7 @@ int load_run(const char *verb, bool report)
 	sigset_t block, old;
 	struct nodefd *skel;
 	struct stat st, root_st;
+	struct statx root_stx;
 	int err;
 
 	err = lsm_list_read(lsm, sizeof(lsm));
@@ -241,6 +243,13 @@ int load_run(const char *verb, bool report)
 		p_err("%s: /proc/1/root: %s", verb, errstr(err));
 		return err;
 	}
+	/* And the mount it is on: a bind mount of it is another root. */
+	if (statx(AT_FDCWD, "/proc/1/root/", 0, STATX_MNT_ID, &root_stx) ||
+	    !(root_stx.stx_mask & STATX_MNT_ID)) {
+		err = errno ? -errno : -ENOTSUP;
+		p_err("%s: the mount id of /proc/1/root: %s", verb, errstr(err));
+		return err;
+	}
 
 	skel = nodefd__open();
 	if (!skel) {
@@ -275,6 +284,7 @@ int load_run(const char *verb, bool report)
 	cfg.init_mnt_ns = (__u32)st.st_ino;
 	cfg.init_root_dev = major(root_st.st_dev) << 20 | minor(root_st.st_dev);
 	cfg.init_root_ino = root_st.st_ino;
+	cfg.init_root_mnt_id = (__u32)root_stx.stx_mnt_id;
 	cfg.canary_tgid = (__u32)getpid();
 	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
 	if (err) {

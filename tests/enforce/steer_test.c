@@ -15,6 +15,8 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 
 #define STEER_FD 100
 #define STEER_SECONDS 2
@@ -312,6 +314,78 @@ TEST_F(steer, own_dir_fd_stat_is_fstat)
 	} else {
 		EXPECT_EQ(0, s->err2);
 	}
+}
+
+/*
+ * Reach by what the opener's root shows: root chroots into a bind mount of / that is not
+ * recursive, in the initial mount namespace. Its root is PID 1's directory, on another mount,
+ * which shows none of the mounts below: a file on the ext4 scratch disk, opened read-only
+ * before, has no name there. Reopening it for writing through the link must be refused. A file
+ * on the root's own filesystem, which the bind shows, is reopened as before.
+ */
+#define EXT4_MOUNT "/mnt/ext4"
+
+struct bind_root {
+	char bind[PATH_MAX];
+	char file[PATH_MAX];
+	char shown[PATH_MAX];	/* on / itself */
+	int err;
+	int shown_err;
+};
+
+static int bind_root_reopen(struct enf_agent *agent, void *arg)
+{
+	struct bind_root *b = arg;
+	int proc, fd, nfd;
+
+	(void)agent;
+	int shown;
+
+	fd = open(b->file, O_RDONLY | O_CLOEXEC);
+	shown = open(b->shown, O_RDONLY | O_CLOEXEC);
+	proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || shown < 0 || proc < 0 || chroot(b->bind) || chdir("/"))
+		return ENF_SETUP_FAILED;
+	if (!access(b->file, F_OK) || access(b->shown, F_OK))
+		return ENF_SETUP_FAILED;	/* not the mounts the test is about */
+	nfd = openat(proc, enf_fmt("self/fd/%d", fd), O_RDWR | O_CLOEXEC);
+	b->err = nfd < 0 ? errno : 0;
+	nfd = openat(proc, enf_fmt("self/fd/%d", shown), O_RDWR | O_CLOEXEC);
+	b->shown_err = nfd < 0 ? errno : 0;
+	return 0;
+}
+
+TEST_F(steer, chroot_into_a_bind_of_root_reaches_no_mount_below)
+{
+	struct bind_root *b = enf_shared(sizeof(*b));
+	struct statfs sfs;
+	int status;
+
+	ASSERT_NE(NULL, b);
+	if (statfs(EXT4_MOUNT, &sfs) || sfs.f_type != EXT4_SUPER_MAGIC)
+		SKIP(return, "no ext4 filesystem on " EXT4_MOUNT);
+	snprintf(b->bind, sizeof(b->bind), "%s/bind", self->tree.path);
+	snprintf(b->file, sizeof(b->file), "%s/steer.%d", EXT4_MOUNT, getpid());
+	snprintf(b->shown, sizeof(b->shown), "/steer.%d", getpid());
+	enf_mkdir(_metadata, b->bind, 0755, 0, 0);
+	enf_mkfile(_metadata, b->file, 0644, 0, ENF_ORIGINAL);
+	enf_mkfile(_metadata, b->shown, 0644, 0, ENF_ORIGINAL);
+	ASSERT_EQ(0, mount("/", b->bind, NULL, MS_BIND, NULL));
+	b->err = -1;
+	status = enf_run_as(&ENF_ROOT, bind_root_reopen, b);
+	umount2(b->bind, MNT_DETACH);
+	unlink(b->shown);
+	TH_LOG("reopen for writing from a chroot into a bind of /: %s; of a file it shows: %s",
+	       b->err ? strerror(b->err) : "opened", b->shown_err ? strerror(b->shown_err) : "opened");
+	ASSERT_EQ(0, status);
+	EXPECT_EQ(0, b->shown_err);
+	if (enf_expectation() == ENF_EXPECT_REFUSED) {
+		EXPECT_EQ(EACCES, b->err);
+	} else {
+		EXPECT_EQ(0, b->err);
+	}
+	unlink(b->file);
+	munmap(b, sizeof(*b));
 }
 
 TEST_HARNESS_MAIN
