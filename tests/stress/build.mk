@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # tests/stress/build.mk: nodefd_stress, load/unload cycles under an open(2) storm, run in the VM
-# (tests/stress/oops-count drives it over kernels and emulator settings; docs/design.md, "The
-# 6.12 int3 Oops"). Needs libbpf (static) and nothing from the test kernel.
+# (tests/stress/oops-count drives it over kernels and emulator settings;
+# docs/notes/2026-12-03-int3-oops-6.12.md). Needs libbpf (static) and nothing from the test kernel.
 
 # The control of -z: a program that only passes the verdict on, in a skeleton of its own.
 $(BUILD)/stress/noop.bpf.o: tests/stress/noop.bpf.c $(BUILD)/vmlinux/vmlinux.h
