@@ -11,6 +11,7 @@
 #include "common.bpf.h"
 #include "policy.bpf.h"
 #include "syscall.bpf.h"
+#include "decide.bpf.h"
 
 /*
  * inode_follow_link runs before the kernel reads the holder's fd table (or cwd, or root) to
@@ -35,6 +36,12 @@
  * Nothing here depends on when the holder swaps: the walker gets what its own credentials
  * give on the place the walk reached, is refused by what it asked, or is reported. No walker
  * is killed.
+ *
+ * The guard's interface to the programs, which a kernel hook at the jump would replace:
+ *   jump_guard_arm()      at the link, for a walk judged by name: watch its jump, or refuse
+ *   jump_guard_check()    at the jump (nd_jump_link): judge where it landed
+ *   jump_guard_refuses()  in the hooks after the walk: refuse what a refused jump would do
+ *   jump_refused()        in file_open: the same, with the walk's state in hand
  */
 
 
@@ -150,8 +157,8 @@ static __always_inline bool jump_refused(struct task_struct *task, struct task_s
  * another process's fd, cwd or root, and the walker could not take what it shows
  * (OWNER_UNTAKEN); or refuse the walk now if what follows it keeps the place. 0 or -EACCES.
  */
-static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
-				      const struct nameidata *nd, __u64 link)
+static __always_inline int jump_guard_arm(struct ctx *c, struct task_state *st,
+					  const struct nameidata *nd, __u64 link)
 {
 	__u8 class, mode, reach;
 
@@ -172,8 +179,66 @@ static __always_inline int watch_jump(struct ctx *c, struct task_state *st,
 	return 0;
 }
 
+/**
+ * jump_guard_check() - the jump of a proc magic link, @path where it lands (nd_jump_link)
+ * @path: the path the link resolved to.
+ *
+ * A watched walk's jump that lands where the link hook judged is let be. One that lands on a
+ * place refused by name is refused by the hook of what the system call then does
+ * (jump_guard_refuses()), or reported when the call only reads metadata.
+ *
+ * Return: 0 (a traced function cannot fail the jump).
+ */
+static __always_inline int jump_guard_check(const struct path *path)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_state *st;
+	struct ctx c = {};
+	__u8 watch;
+
+	if (!nodefd_watches)
+		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st || st->watch == WATCH_NONE)
+		return 0;
+	watch = st->watch;
+	watch_to(st, WATCH_NONE);
+	/*
+	 * The watch is this jump's if armed by the link this walk follows now; else it is an
+	 * earlier walk's, stopped before its jump (/proc/self/ns/ links jump as well, without
+	 * the hook looking at them): dropped.
+	 */
+	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link ||
+	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
+		return 0;
+	/*
+	 * A walk that ends there, on a file: stat() or an O_PATH open of a file the holder has
+	 * open, which the link gives without a race as well (truncate and linkat judge their
+	 * own target).
+	 */
+	if (st->armed == ARMED_PATH_OP && watch == WATCH_HOOKED &&
+	    !is_dir((__u64)BPF_CORE_READ(path, dentry)))
+		return 0;
+
+	count(NODEFD_CNT_RACE);
+	c.task = task;
+	c.hook = NODEFD_HOOK_FOLLOW;
+	c.kind = st->kind;
+	c.holder_tgid = st->holder_tgid;
+	c.fd = st->fd;
+	c.policy = policy_of(task);
+	c.dentry = BPF_CORE_READ(path, dentry);
+	c.mnt = BPF_CORE_READ(path, mnt);
+	/* Metadata read by a system call that nothing can refuse now: reported only. */
+	c.record_only = watch == WATCH_META;
+	if (!judge_place(&c) || watch == WATCH_META)
+		return 0;
+	raced_to(st, st->nd, current_syscall(task));
+	return 0;
+}
+
 /* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */
-static __always_inline int jump_hook(void)
+static __always_inline int jump_guard_refuses(void)
 {
 	struct task_struct *task;
 	struct task_state *st;

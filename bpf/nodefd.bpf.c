@@ -57,8 +57,8 @@
 #include "origin.bpf.h"
 #include "take.bpf.h"
 #include "link.bpf.h"
-#include "jump.bpf.h"
 #include "decide.bpf.h"
+#include "jump.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -254,7 +254,7 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		return 0;
 	if (judge_place(&c))
 		return -EACCES;
-	return watch_jump(&c, st, nd, (__u64)dentry);
+	return jump_guard_arm(&c, st, nd, (__u64)dentry);
 }
 
 SEC("lsm/inode_follow_link")
@@ -271,58 +271,11 @@ int BPF_PROG(nodefd_inode_follow_link___cast, struct dentry *dentry, struct inod
 	return follow_link(dentry, inode, ret, true);
 }
 
-/*
- * The jump of a walk judged at another process's fd, cwd or root link lands where the link hook
- * judged, or on a place that is judged here and, if refused, refused by what follows
- * (jump.bpf.h). Traced, not a hook: it cannot fail the jump itself.
- */
+/* The jump of every proc magic link: the guard checks a watched walk's (jump.bpf.h). */
 SEC("fentry/nd_jump_link")
 int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct task_state *st;
-	struct ctx c = {};
-	__u8 watch;
-
-	if (!nodefd_watches)
-		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
-	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st || st->watch == WATCH_NONE)
-		return 0;
-	watch = st->watch;
-	watch_to(st, WATCH_NONE);
-	/*
-	 * The watch is this jump's if armed by the link this walk follows now; else it is an
-	 * earlier walk's, stopped before its jump (/proc/self/ns/ links jump as well, without
-	 * the hook looking at them): dropped.
-	 */
-	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link ||
-	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
-		return 0;
-	/*
-	 * A walk that ends there, on a file: stat() or an O_PATH open of a file the holder has
-	 * open, which the link gives without a race as well (truncate and linkat judge their
-	 * own target).
-	 */
-	if (st->armed == ARMED_PATH_OP && watch == WATCH_HOOKED &&
-	    !is_dir((__u64)BPF_CORE_READ(path, dentry)))
-		return 0;
-
-	count(NODEFD_CNT_RACE);
-	c.task = task;
-	c.hook = NODEFD_HOOK_FOLLOW;
-	c.kind = st->kind;
-	c.holder_tgid = st->holder_tgid;
-	c.fd = st->fd;
-	c.policy = policy_of(task);
-	c.dentry = BPF_CORE_READ(path, dentry);
-	c.mnt = BPF_CORE_READ(path, mnt);
-	/* Metadata read by a system call that nothing can refuse now: reported only. */
-	c.record_only = watch == WATCH_META;
-	if (!judge_place(&c) || watch == WATCH_META)
-		return 0;
-	raced_to(st, st->nd, current_syscall(task));
-	return 0;
+	return jump_guard_check(path);
 }
 
 /* Fills @c for a path operation of @hook on @dentry/@mnt; false when nodefd is off. */
@@ -656,7 +609,7 @@ int BPF_PROG(nodefd_path_truncate, const struct path *path, int ret)
 	if (ret)
 		return ret;
 	task = bpf_get_current_task_btf();
-	if (jump_hook())
+	if (jump_guard_refuses())
 		return -EACCES;
 	d = (__u64)BPF_CORE_READ(path, dentry);
 	st = path_op_origin(task, d, &lost, &busy);
@@ -691,7 +644,7 @@ int BPF_PROG(nodefd_path_link, struct dentry *old_dentry, const struct path *new
 	if (ret)
 		return ret;
 	task = bpf_get_current_task_btf();
-	if (jump_hook())
+	if (jump_guard_refuses())
 		return -EACCES;
 	/* A copy, not the trusted argument: the global functions take it as a plain number. */
 	bpf_probe_read_kernel(&d, sizeof(d), &ctx[0]);
@@ -733,46 +686,46 @@ SEC("lsm/path_mknod")
 int BPF_PROG(nodefd_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_mkdir")
 int BPF_PROG(nodefd_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_rmdir")
 int BPF_PROG(nodefd_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_unlink")
 int BPF_PROG(nodefd_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_symlink")
 int BPF_PROG(nodefd_path_symlink, const struct path *dir, struct dentry *dentry,
 	     const char *old_name, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_rename")
 int BPF_PROG(nodefd_path_rename, const struct path *old_dir, struct dentry *old_dentry,
 	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 SEC("lsm/path_chmod")
 int BPF_PROG(nodefd_path_chmod, const struct path *path, umode_t mode, int ret)
 {
-	return ret ?: jump_hook();
+	return ret ?: jump_guard_refuses();
 }
 
 /*
