@@ -142,36 +142,8 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		st->holder_tgid = (__u32)task->tgid;
 	else
 		st->holder_tgid = holder ? (__u32)BPF_CORE_READ(holder, tgid) : 0;
-	if (holder) {
-		if (kind == NODEFD_KIND_FD) {
-			struct file *f;
-
-			st->fd = (__s32)h.fd;
-			if (self)
-				f = fd_file_own(task, (unsigned int)st->fd, cast);
-			else
-				f = fd_file(holder, (unsigned int)st->fd);
-			if (f)
-				origin_from_file(st, f, cast);
-		} else if (kind == NODEFD_KIND_EXE) {
-			struct file *f = BPF_CORE_READ(holder, mm, exe_file);
-
-			if (f)
-				origin_from_file(st, f, cast);
-		} else if (kind == NODEFD_KIND_CWD || kind == NODEFD_KIND_ROOT) {
-			struct fs_struct *fs = BPF_CORE_READ(holder, fs);
-
-			if (kind == NODEFD_KIND_CWD) {
-				st->dentry = (__u64)BPF_CORE_READ(fs, pwd.dentry);
-				st->mnt = (__u64)BPF_CORE_READ(fs, pwd.mnt);
-			} else {
-				st->dentry = (__u64)BPF_CORE_READ(fs, root.dentry);
-				st->mnt = (__u64)BPF_CORE_READ(fs, root.mnt);
-			}
-		} else if (self) {
-			origin_from_mapping(st, task, dentry);	/* map_files */
-		}
-	}
+	if (holder)
+		origin_of_link(st, task, holder, self, kind, h.fd, dentry, cast);
 
 	/*
 	 * Another process's link: could the walker take what it shows, as it has what its own

@@ -174,6 +174,45 @@ static __always_inline void origin_from_mapping(struct task_state *st, struct ta
 }
 
 /*
+ * What @holder's link of @kind leads to, into @st: the open file behind an fd or exe link (its
+ * access and credentials), the cwd or root, or the walker's own mapping behind map_files
+ * (@self). @fd is the fd link's number, @link the link's dentry.
+ */
+static __always_inline void origin_of_link(struct task_state *st, struct task_struct *task,
+					   struct task_struct *holder, bool self, __u8 kind,
+					   unsigned int fd, struct dentry *link, const bool cast)
+{
+	if (kind == NODEFD_KIND_FD) {
+		struct file *f;
+
+		st->fd = (__s32)fd;
+		if (self)
+			f = fd_file_own(task, (unsigned int)st->fd, cast);
+		else
+			f = fd_file(holder, (unsigned int)st->fd);
+		if (f)
+			origin_from_file(st, f, cast);
+	} else if (kind == NODEFD_KIND_EXE) {
+		struct file *f = BPF_CORE_READ(holder, mm, exe_file);
+
+		if (f)
+			origin_from_file(st, f, cast);
+	} else if (kind == NODEFD_KIND_CWD || kind == NODEFD_KIND_ROOT) {
+		struct fs_struct *fs = BPF_CORE_READ(holder, fs);
+
+		if (kind == NODEFD_KIND_CWD) {
+			st->dentry = (__u64)BPF_CORE_READ(fs, pwd.dentry);
+			st->mnt = (__u64)BPF_CORE_READ(fs, pwd.mnt);
+		} else {
+			st->dentry = (__u64)BPF_CORE_READ(fs, root.dentry);
+			st->mnt = (__u64)BPF_CORE_READ(fs, root.mnt);
+		}
+	} else if (self) {
+		origin_from_mapping(st, task, link);	/* map_files */
+	}
+}
+
+/*
  * linkat(fd, "", newdir, name, AT_EMPTY_PATH) gives the file behind fd a new name, the same
  * thing linkat(AT_FDCWD, "/proc/self/fd/<fd>", ..., AT_SYMLINK_FOLLOW) does through the magic
  * link. Up to 6.9 it needs CAP_DAC_READ_SEARCH; since 6.10 any caller may do it with an fd it
