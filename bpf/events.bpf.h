@@ -230,7 +230,28 @@ static __always_inline int event_rate(struct nodefd_event *ev)
 }
 
 /**
- * nodefd_event_send() - send this CPU's staged event, unless its source's rate holds it back
+ * nodefd_event_admit() - may this CPU's staged event be sent, by its source's rate?
+ *
+ * Asked once the event names its source and before its path is built, which costs the most.
+ *
+ * Return: 0 to go on (the event's suppressed set), -1 to hold it back (counted).
+ */
+__noinline int nodefd_event_admit(void)
+{
+	struct nodefd_event *ev = bpf_map_lookup_elem(&event_staging, &zero_key);
+	int suppressed;
+
+	if (!ev)
+		return -1;
+	suppressed = event_rate(ev);
+	if (suppressed < 0)
+		return -1;
+	ev->suppressed = (__u32)suppressed;
+	return 0;
+}
+
+/**
+ * nodefd_event_send() - send this CPU's staged event
  *
  * An event the ring buffer has no room for is counted (NODEFD_CNT_EVENTS_DROPPED): the
  * daemon reports those.
@@ -240,15 +261,8 @@ static __always_inline int event_rate(struct nodefd_event *ev)
 __noinline int nodefd_event_send(void)
 {
 	struct nodefd_event *ev = bpf_map_lookup_elem(&event_staging, &zero_key);
-	int suppressed;
 
-	if (!ev)
-		return 0;
-	suppressed = event_rate(ev);
-	if (suppressed < 0)
-		return 0;
-	ev->suppressed = (__u32)suppressed;
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
+	if (ev && bpf_ringbuf_output(&events, ev, sizeof(*ev), 0))
 		count(NODEFD_CNT_EVENTS_DROPPED);
 	return 0;
 }
@@ -263,20 +277,22 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 		return;
 	ev->ts_ns = bpf_ktime_get_ns();
 	ev->cgroup_id = bpf_get_current_cgroup_id();
+	ev->uid = (__u32)bpf_get_current_uid_gid();
+	ev->rule = rule;
+	ev->action = action;
+	ev->reason = reason;
+	ev->hook = c->hook;
+	if (nodefd_event_admit())
+		return;
 	ev->pid = bpf_get_current_pid_tgid() >> 32;
 	ev->tid = (__u32)bpf_get_current_pid_tgid();
-	ev->uid = (__u32)bpf_get_current_uid_gid();
 	ev->holder_pid = c->holder_tgid;
 	ev->holder_fd = c->fd;
 	ev->orig_flags = c->orig_flags;
 	ev->orig_mode = event_mode(c->orig_mode);
 	ev->req_flags = c->req_flags;
 	ev->req_mode = event_mode(c->req_mode);
-	ev->rule = rule;
-	ev->action = action;
 	ev->kind = c->kind;
-	ev->reason = reason;
-	ev->hook = c->hook;
 	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = '\0';
