@@ -96,6 +96,13 @@ static long path_down_step(__u32 j, void *ctx)
 	return w->pos >= NODEFD_PATH_MAX - 1;
 }
 
+/**
+ * nodefd_path_of() - the path of @dentry on @vfsmount from the global root, into scratch
+ * @dentry: the target (struct dentry *).
+ * @vfsmount: the mount it was reached on (struct vfsmount *).
+ *
+ * Return: 0 with the path in this CPU's scratch buffer, -1 if there is none to write to.
+ */
 __noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
 {
 	struct path_walk w = {

@@ -92,6 +92,13 @@ static __always_inline void opener_of_cred(struct opener *o, const struct cred *
 #define UID_GID_MAP_MAX_BASE_EXTENTS 5
 #define UID_GID_MAP_MAX_EXTENTS 340
 
+/**
+ * nodefd_id_mapped() - kuid_has_mapping() and kgid_has_mapping()
+ * @map_ptr: a user namespace's uid_map or gid_map (struct uid_gid_map *).
+ * @id: a kernel id.
+ *
+ * Return: 1 if one of the map's extents holds @id, else 0.
+ */
 __noinline int nodefd_id_mapped(__u64 map_ptr, __u32 id)
 {
 	struct uid_gid_map *map = (void *)map_ptr;
@@ -173,7 +180,15 @@ static __always_inline int in_group(__u64 groups, int ngroups, __u32 fsgid, __u3
 	return 0;
 }
 
-/* The same, verified once, for callers with room for another frame. */
+/**
+ * nodefd_in_group() - in_group(), verified once, for callers with room for another frame
+ * @groups: the credentials' struct group_info *.
+ * @ngroups: its number of groups.
+ * @fsgid: the credentials' fsgid.
+ * @gid: the group asked about.
+ *
+ * Return: 1 if @gid is @fsgid or one of the supplementary groups, else 0.
+ */
 __noinline int nodefd_in_group(__u64 groups, int ngroups, __u32 fsgid, __u32 gid)
 {
 	return in_group(groups, ngroups, fsgid, gid);
@@ -241,7 +256,13 @@ static long acl_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* posix_acl_permission() for MAY_EXEC, the owner case already handled. */
+/**
+ * nodefd_acl_search() - posix_acl_permission() for MAY_EXEC, the owner case already handled
+ * @acl_ptr: the directory's access ACL (struct posix_acl *).
+ * @owner_gid: the directory's group, which ACL_GROUP_OBJ stands for.
+ *
+ * Return: an enum search value for the current task's credentials.
+ */
 __noinline int nodefd_acl_search(__u64 acl_ptr, __u32 owner_gid)
 {
 	struct posix_acl *acl = (void *)acl_ptr;

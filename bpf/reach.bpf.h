@@ -131,7 +131,14 @@ static long alias_step(__u32 i, void *ctx)
 	return 0;
 }
 
-/* The mount of the opener's namespace @ns to go on from at @dentry, top of @mount, or 0. */
+/**
+ * nodefd_mount_alias() - where the opener's namespace shows the top of another's mount
+ * @mount: a mount of another namespace, or a detached one (struct mount *).
+ * @ns: the opener's namespace (struct mnt_namespace *).
+ * @dentry: @mount's root.
+ *
+ * Return: the mount of @ns to go on from at @dentry (struct mount *), or 0 for none.
+ */
 __noinline __u64 nodefd_mount_alias(__u64 mount, __u64 ns, __u64 dentry)
 {
 	struct mount *m = (void *)mount;
@@ -176,6 +183,14 @@ static long bind_step(__u32 i, void *ctx)
 	return 1;
 }
 
+/**
+ * nodefd_bind_of() - a bind mount of @ns whose root is @dentry, on @mount's filesystem
+ * @mount: the mount the walk is on (struct mount *).
+ * @ns: the opener's namespace (struct mnt_namespace *).
+ * @dentry: a directory the walk reached.
+ *
+ * Return: such a mount (struct mount *), preferring one mounted on @mount, or 0 for none.
+ */
 __noinline __u64 nodefd_bind_of(__u64 mount, __u64 ns, __u64 dentry)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -323,7 +338,14 @@ struct place {
 	__u64 refused;		/* struct dentry * of the directory that refused search */
 };
 
-/* d_tmpfile() names the dentry "#<ino>" and never hashes it. */
+/**
+ * nodefd_is_tmpfile() - an O_TMPFILE file never linked?
+ * @dentry: the file's dentry.
+ *
+ * d_tmpfile() names the dentry "#<ino>" and never hashes it.
+ *
+ * Return: 1 if @dentry is such a file, else 0.
+ */
 __noinline int nodefd_is_tmpfile(__u64 dentry)
 {
 	struct dentry *d = (void *)dentry;
@@ -511,10 +533,16 @@ walk:
 	return 0;
 }
 
-/*
- * generic_permission() of @inode for @want (MAY_READ 4, MAY_WRITE 2) by credentials @cred
- * that are not the current task's: owner, group or other bits, then CAP_DAC_OVERRIDE (or for
- * reading CAP_DAC_READ_SEARCH) where it counts. An ACL on the file is not known here: no.
+/**
+ * nodefd_cred_may_open() - generic_permission() for credentials not the current task's
+ * @cred_ptr: the credentials (struct cred *).
+ * @inode_ptr: the file (struct inode *).
+ * @want: MAY_READ (4) and MAY_WRITE (2).
+ *
+ * The owner, group or other bits, then CAP_DAC_OVERRIDE (or for reading CAP_DAC_READ_SEARCH)
+ * where it counts. An ACL on the file is not known here: no.
+ *
+ * Return: 1 if @want is granted, else 0.
  */
 __noinline int nodefd_cred_may_open(__u64 cred_ptr, __u64 inode_ptr, __u32 want)
 {
