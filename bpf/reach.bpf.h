@@ -233,7 +233,9 @@ static __always_inline struct inode *dentry_up(struct dentry *d, struct dentry *
  * namespace that shows the same directory (the root is a bind mount of it, as after
  * `mount --bind / /x; chroot /x`), only if the walk never came up from a mount below: a bind
  * that is not recursive shows none of them, and one that is shows copies this walk did not
- * climb (a file below them is refused: docs/design.md, Fail-closed points).
+ * climb (a file below them is refused: docs/design.md, Fail-closed points). If not, the walk
+ * goes on up: that mount may itself be mounted below the root (systemd's
+ * /run/systemd/unit-root, a recursive bind of /).
  */
 static __noinline bool at_root(struct walk *w)
 {
@@ -262,8 +264,8 @@ static long walk_step(__u32 i, void *ctx)
 	 * copies of the mounts its files were opened on, and what counts is that the file lies
 	 * in the directory tree below its root, not which copy of a mount shows it.
 	 */
-	if (d == w->root_d) {
-		w->reached_root = at_root(w);
+	if (d == w->root_d && at_root(w)) {
+		w->reached_root = true;
 		w->done = true;
 		return 1;
 	}
