@@ -102,6 +102,7 @@ NODEFD_POLICY_STRICT          a policy flag
 NODEFD_MAX_CPUS               a bound of nodefd loop over CPUs
 USER_NS_LEVELS                a bound of nodefd walks (the kernel nests 32 user namespaces)
 PARENTS_SEARCHED              a bound of nodefd walks
+MAP_FILES_DIGITS              the hex digits of a 64-bit address, in a map_files name
 __NR_fchmodat2                x86-64 fchmodat2 (6.6) where the build host uapi headers lack it; in no 6.1 table
 __NR_setxattrat               x86-64 setxattrat (6.13) where the build host uapi headers lack it; in no 6.1 or 6.12 table
 __NR_getxattrat               x86-64 getxattrat (6.13), as above
