@@ -47,6 +47,7 @@ const volatile struct nodefd_kconst kconst;
 #define ACL_DONT_CACHE ((void *)kconst.acl_dont_cache)
 #define TS_COMPAT (kconst.ts_compat)
 #define PF_IO_WORKER (kconst.pf_io_worker)
+#define DCACHE_MOUNTED (kconst.dcache_mounted)
 
 /* The global switches (struct nodefd_config), entry 0, set by nodefdctl. */
 struct {

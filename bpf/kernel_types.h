@@ -157,6 +157,7 @@ struct inode {
 };
 
 struct dentry {
+	unsigned int d_flags;
 	struct hlist_bl_node d_hash;
 	struct dentry *d_parent;
 	struct qstr d_name;
@@ -177,6 +178,8 @@ struct mount {
 	struct mount *mnt_parent;
 	struct dentry *mnt_mountpoint;
 	struct vfsmount mnt;
+	struct list_head mnt_mounts;	/* its children, by their mnt_child */
+	struct list_head mnt_child;
 	struct mnt_namespace *mnt_ns;
 	int mnt_id;
 };

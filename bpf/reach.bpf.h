@@ -13,6 +13,9 @@
 #include "policy.bpf.h"
 #include "perm.bpf.h"
 
+#define WALK_BINDS (1U << 0)	/* after a refusal: again, onto the opener's bind mounts */
+#define WALK_CRED (1U << 1)	/* for credentials that are not the current task's */
+
 /*
  * One walk from a target up to the opener's root: the directories a lookup by name from the
  * root would search, each checked with may_search(), across mounts by their mountpoints.
@@ -37,6 +40,8 @@ struct walk {
 	__u8 done : 1;
 	__u8 reach_after : 1;		/* after a refusal, go on for reach with search granted */
 	__u8 crossed : 1;		/* climbed from a mount to the one it is mounted on */
+	__u8 at_mountpoint : 1;		/* d is the mountpoint the walk just climbed to */
+	__u8 hidden : 1;		/* a mount of the opener's covers d */
 	__u16 part_start;		/* the loop's index where this part of the walk began */
 	__u16 index;			/* the loop's index now */
 };
@@ -54,8 +59,7 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
  * tree above may lead nowhere the opener knows) or of a detached one goes on where the opener's
  * own namespace shows the same directory: a mount of the same filesystem whose root is that
  * directory, or failing that one of the whole filesystem, found on the superblock's list of its
- * mounts. Without one, it climbs the other namespace's tree. Over-mounts that hide a directory
- * from the names are not looked at.
+ * mounts. Without one, it climbs the other namespace's tree.
  */
 #define ALIAS_MOUNTS 256
 
@@ -209,6 +213,75 @@ __noinline __u64 nodefd_bind_of(__u64 mount, __u64 ns, __u64 dentry)
 }
 
 /*
+ * A mount on a directory hides what lies below it from a lookup by name: the lookup goes on in
+ * the mount's root. The kernel marks every dentry that something is mounted on, in any mount
+ * namespace (DCACHE_MOUNTED); only for those is a mount's list of children read.
+ */
+#define CHILD_MOUNTS 4096
+
+struct cover {
+	struct list_head *head;
+	struct list_head *pos;
+	struct dentry *d;
+	__u8 found;
+	__u8 end;
+};
+
+static long cover_step(__u32 i, void *ctx)
+{
+	struct cover *c = ctx;
+	struct list_head *pos = c->pos;
+	struct mount *child;
+
+	if (!pos || pos == c->head) {
+		c->end = 1;
+		return 1;
+	}
+	child = (void *)pos - bpf_core_field_offset(struct mount, mnt_child);
+	c->pos = BPF_CORE_READ(pos, next);
+	if (BPF_CORE_READ(child, mnt_mountpoint) != c->d)
+		return 0;
+	c->found = 1;
+	return 1;
+}
+
+/**
+ * nodefd_covered() - is a directory hidden by a mount on it
+ * @mount: a mount of the opener's namespace (struct mount *).
+ * @dentry: a directory (or the target) on @mount, not one the walk climbed to from a mount
+ *	on it.
+ *
+ * Return: 1 when a mount is mounted on @dentry on @mount (or more than CHILD_MOUNTS mounts
+ * are on @mount: fail closed), else 0.
+ */
+__noinline int nodefd_covered(__u64 mount, __u64 dentry)
+{
+	struct mount *m = (void *)mount;
+	struct cover c = { .d = (void *)dentry };
+
+	if (!m || !c.d)
+		return 0;
+	c.head = (void *)m + bpf_core_field_offset(struct mount, mnt_mounts);
+	c.pos = BPF_CORE_READ(m, mnt_mounts.next);
+	bpf_loop(CHILD_MOUNTS, cover_step, &c, 0);
+	return c.found || !c.end;
+}
+
+/*
+ * Is the opener's root PID 1's root directory (on whatever mount)? A task in a mount
+ * namespace of its own (PrivateTmp=) but not chrooted. 1 or 0.
+ */
+static __noinline int root_is_init_root(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct nodefd_config *cfg = bpf_map_lookup_elem(&settings, &zero_key);
+	struct inode *root_inode = task->fs->root.dentry->d_inode;
+
+	return cfg && root_inode && root_inode->i_ino == cfg->init_root_ino &&
+	       root_inode->i_sb->s_dev == cfg->init_root_dev;
+}
+
+/*
  * @d's inode, and its parent in *@up: one read of 32 bytes where d_inode follows d_parent by
  * 24 (6.1 and 6.12: d_name between), which gives the next step its parent too.
  */
@@ -274,8 +347,29 @@ static long walk_step(__u32 i, void *ctx)
 
 		if (bind) {
 			w->binds--;
+			w->at_mountpoint = 0;
 			walk_enter(w, (struct mount *)bind);
 			return 0;	/* d is its root: on to its mountpoint */
+		}
+	}
+	/*
+	 * Something mounted on d hides it, and all below it, from the names. The mountpoint the
+	 * walk climbed to is covered by the mount it came from, which is the one a lookup enters.
+	 * A mount of another namespace (the opener unshared its own since the file was opened
+	 * there, or the file is a container's) stands for the one of the opener's namespace that
+	 * shows the same directory, if there is one.
+	 */
+	if (!w->at_mountpoint && (BPF_CORE_READ(d, d_flags) & DCACHE_MOUNTED)) {
+		struct mount *m = w->m;
+		__u64 own = (__u64)m;
+
+		/* m in a local: a CO-RE read of w->m would relocate struct walk. */
+		if ((__u64)BPF_CORE_READ(m, mnt_ns) != w->ns)
+			own = nodefd_mount_alias(own, w->ns, (__u64)w->mnt_root);
+		if (own && nodefd_covered(own, (__u64)d)) {
+			w->hidden = 1;
+			w->done = true;
+			return 1;
 		}
 	}
 	if (d == w->mnt_root) {
@@ -292,12 +386,19 @@ static long walk_step(__u32 i, void *ctx)
 		}
 		/* Top of the mount tree. The covered mountpoint itself is never searched. */
 		if (pm == m) {
+			/*
+			 * A detached mount (umount -l) is no one's by name, and no more outside a
+			 * root that is PID 1's than an unconfined task's reopen of it is.
+			 */
+			if (w->mode != WALK_CRED && !BPF_CORE_READ(m, mnt_ns) && root_is_init_root())
+				w->reached_root = true;
 			w->done = true;
 			return 1;
 		}
 		w->d = BPF_CORE_READ(m, mnt_mountpoint);
 		w->up = NULL;
 		w->crossed = 1;
+		w->at_mountpoint = 1;
 		walk_enter(w, pm);
 		return 0;
 	}
@@ -308,6 +409,7 @@ static long walk_step(__u32 i, void *ctx)
 		return 1;
 	}
 	w->d = p;
+	w->at_mountpoint = 0;
 	if (w->idmapped && !w->o.dac_search) {
 		w->up = NULL;	/* p's parent not read: the next step (a second walk) reads it */
 		s = SEARCH_IDMAPPED;
@@ -387,8 +489,6 @@ static __always_inline int search_reason(int s)
 	return NODEFD_REASON_RULE;
 }
 
-#define WALK_BINDS (1U << 0)	/* after a refusal: again, onto the opener's bind mounts */
-#define WALK_CRED (1U << 1)	/* for credentials that are not the current task's */
 
 /*
  * Is the current task confined: a root or mount namespace other than PID 1's? 1 or 0, -1 if
@@ -461,7 +561,8 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount,
 	if (flags & WALK_BINDS) {
 		if (!(r->ancestors_fail || r->reach_fail) ||
 		    (r->ancestors_fail && r->ancestors_reason == NODEFD_REASON_DEPTH) ||
-		    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT))
+		    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT &&
+		     r->reach_reason != NODEFD_REASON_HIDDEN))
 			return 0;
 		w.binds = 4;
 		w.mode = WALK_BINDS;
@@ -503,9 +604,9 @@ walk:
 
 	/* The mode from the walk: nothing else of the arguments is kept across the loop. */
 	if (w.mode == WALK_CRED || !r)
-		return w.done && !w.refused;
+		return w.done && !w.refused && !w.hidden;
 	if (w.mode == WALK_BINDS) {
-		if (w.done && !w.refused && (!r->confined || w.reached_root)) {
+		if (w.done && !w.refused && !w.hidden && (!r->confined || w.reached_root)) {
 			r->ancestors_fail = r->reach_fail = false;
 			r->refused = 0;
 			return 1;
@@ -528,7 +629,10 @@ walk:
 		r->reach_reason = NODEFD_REASON_DEPTH;
 		return 0;
 	}
-	if (r->confined && !w.reached_root) {
+	if (w.hidden) {
+		r->reach_fail = true;
+		r->reach_reason = NODEFD_REASON_HIDDEN;
+	} else if (r->confined && !w.reached_root) {
 		r->reach_fail = true;
 		r->reach_reason = NODEFD_REASON_OUTSIDE_ROOT;
 	}

@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 5
+#define NODEFD_ABI_VERSION 6
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -108,12 +108,16 @@ enum nodefd_kind {
  *	cannot be known from BPF (fail closed).
  * @NODEFD_REASON_IDMAPPED: a directory on an idmapped mount, whose id
  *	mapping nodefd does not apply (fail closed).
+ * @NODEFD_REASON_HIDDEN: a mount of the opener's namespace covers the
+ *	target or a directory above it: a lookup by name goes into that
+ *	mount and never reaches the target.
  * @NODEFD_REASON_NR: number of reasons.
  *
  * For the upgrade and append rules, which refuse only what the opener
  * could not have by name either, the reason says why not by name: rule
  * (@ancestor names the directory that refuses search), unknown_acl,
- * fs_permission, idmapped, depth, unlinked or outside_root; or strict.
+ * fs_permission, idmapped, depth, unlinked, outside_root or hidden; or
+ * strict.
  */
 enum nodefd_reason {
 	NODEFD_REASON_RULE = 0,
@@ -127,7 +131,8 @@ enum nodefd_reason {
 	NODEFD_REASON_OUTSIDE_ROOT = 8,
 	NODEFD_REASON_FS_PERMISSION = 9,
 	NODEFD_REASON_IDMAPPED = 10,
-	NODEFD_REASON_NR = 11,
+	NODEFD_REASON_HIDDEN = 11,
+	NODEFD_REASON_NR = 12,
 };
 
 /**
@@ -221,9 +226,10 @@ struct nodefd_config {
  * @fmode_exec: FMODE_EXEC.
  * @fmode_path: FMODE_PATH.
  * @sb_posixacl: SB_POSIXACL, a superblock whose inodes may have ACLs.
+ * @dcache_mounted: DCACHE_MOUNTED, d_flags of a directory something is
+ *	mounted on (in any mount namespace).
  * @ts_compat: TS_COMPAT, thread_info.status during a 32-bit system call.
  * @pf_io_worker: PF_IO_WORKER, task_struct.flags of an io_uring worker.
- * @pad: zero.
  */
 struct nodefd_kconst {
 	__u64 acl_not_cached;
@@ -240,7 +246,7 @@ struct nodefd_kconst {
 	__u32 sb_posixacl;
 	__u32 ts_compat;
 	__u32 pf_io_worker;
-	__u32 pad;
+	__u32 dcache_mounted;
 };
 
 /* struct nodefd_event's access bits: those of f_mode on 6.1 to 7.3. */

@@ -211,6 +211,7 @@ static const char *const reason_names[NODEFD_REASON_NR] = {
 	[NODEFD_REASON_OUTSIDE_ROOT] = "outside_root",
 	[NODEFD_REASON_FS_PERMISSION] = "fs_permission",
 	[NODEFD_REASON_IDMAPPED] = "idmapped",
+	[NODEFD_REASON_HIDDEN] = "hidden",
 };
 
 static const char *const hook_names[NODEFD_HOOK_NR] = {

@@ -45,6 +45,9 @@ static const struct kconst_def defs[] = {
 	  { { 0, 0x4000 } } },
 	{ "SB_POSIXACL", "include/linux/fs.h include/linux/fs/super_types.h", OFF(sb_posixacl),
 	  { { 0, 1 << 16 } } },
+	/* "VFS: repack DENTRY_ flags" made them an enum, which BTF has, and moved this one. */
+	{ "DCACHE_MOUNTED", "include/linux/dcache.h", OFF(dcache_mounted),
+	  { { 0, 0x00010000 }, { KV(6, 15), 1 << 15 } } },
 	{ "TS_COMPAT", "arch/x86/include/asm/thread_info.h", OFF(ts_compat),
 	  { { 0, 0x0002 } } },
 	{ "PF_IO_WORKER", "include/linux/sched.h", OFF(pf_io_worker),

@@ -111,6 +111,7 @@ __NR_removexattrat            x86-64 removexattrat (6.13), as above
 PATH_COMPONENTS               a bound of nodefd walks
 TAIL_PEEK                     a bound of nodefd walks
 ALIAS_MOUNTS                  a bound of nodefd walks
+CHILD_MOUNTS                  a bound of nodefd walks (the mounts on one mount)
 WALK_BINDS                    a mode of nodefd_check_place()
 WALK_CRED                     a mode of nodefd_check_place()
 SCAN_END                      nodefd marker
