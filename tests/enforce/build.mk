@@ -14,6 +14,7 @@
 #   enforce_jump_test    walks through a link whose target the holder swaps (dup2, fchdir)
 #   enforce_steer_test   a holder cannot aim nodefd at a walker; whose fd access counts
 #   enforce_doors_test   connect, xattrs and watches through an O_PATH fd's link
+#   enforce_mounts_test  reach by the opener's mounts: over-mounts, detached mounts
 #   enforce_model_test   the permission model against open() by name on random trees, modes,
 #                        ACLs, groups and roots, on tmpfs, ext4 and overlayfs
 #   enforce-run          the guest-side driver of all four: `vmtest/run -- enforce-run`
@@ -29,7 +30,8 @@ ENFORCE_TEST_BINS := $(BUILD)/bin/enforce_attack_test $(BUILD)/bin/enforce_legit
 		     $(BUILD)/bin/enforce_limits_test $(BUILD)/bin/enforce_pathops_test \
 		     $(BUILD)/bin/enforce_userns_test $(BUILD)/bin/enforce_model_test \
 		     $(BUILD)/bin/enforce_jump_test $(BUILD)/bin/enforce_emptypath_test \
-		     $(BUILD)/bin/enforce_steer_test $(BUILD)/bin/enforce_doors_test
+		     $(BUILD)/bin/enforce_steer_test $(BUILD)/bin/enforce_doors_test \
+		     $(BUILD)/bin/enforce_mounts_test
 TEST_BINS += $(ENFORCE_TEST_BINS) $(BUILD)/bin/enforce-run
 
 # -isystem: the 6.1 harness is not -Wextra clean, and -Werror would fail on its warnings.
@@ -49,6 +51,7 @@ $(BUILD)/bin/enforce_jump_test: tests/enforce/jump_test.c
 $(BUILD)/bin/enforce_emptypath_test: tests/enforce/emptypath_test.c
 $(BUILD)/bin/enforce_steer_test: tests/enforce/steer_test.c
 $(BUILD)/bin/enforce_doors_test: tests/enforce/doors_test.c
+$(BUILD)/bin/enforce_mounts_test: tests/enforce/mounts_test.c
 
 $(ENFORCE_TEST_BINS): tests/enforce/common.h include/onode.h $(KDIR_FILE) | $(BUILD)/bin
 	$(call msg,CC,$@)

@@ -181,6 +181,7 @@ struct refusal {
 	bool cwd_walk;		/* from the chroot, walk /proc/<outsider>/cwd instead */
 	bool no_ptrace;		/* drop CAP_SYS_PTRACE in the chroot */
 	bool emptypath;		/* openat(fd, "", O_EMPTYPATH): no link at all (7.2) */
+	bool cover;		/* in a mount namespace of its own, a tmpfs over the origin's directory */
 	const char *tail;	/* after the link: a walk on through it */
 	pid_t outsider;
 
@@ -239,6 +240,18 @@ static int refuser(struct enf_agent *agent, void *arg)
 		if (rf->no_ptrace && enf_drop_cap(CAP_SYS_PTRACE)) {
 			rf->setup_err = errno;
 			snprintf(rf->why, sizeof(rf->why), "drop CAP_SYS_PTRACE");
+			return ENF_SETUP_FAILED;
+		}
+	}
+	if (rf->cover) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", rf->origin);
+		*strrchr(dir, '/') = '\0';
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", dir, "tmpfs", 0, "mode=0755")) {
+			rf->setup_err = errno;
+			snprintf(rf->why, sizeof(rf->why), "cover %.100s", dir);
 			return ENF_SETUP_FAILED;
 		}
 	}
@@ -480,6 +493,30 @@ TEST_F(events, upgrade_outside_root)
 	EXPECT_FIELD(line, "path", ENF_AT(&self->tree, "outside/secret"));
 	EXPECT_EQ(0, json_get(line, "ancestor", v, sizeof(v)));
 	EXPECT_STREQ("null", v);
+	no_more_events(_metadata);
+}
+
+/*
+ * Root in a mount namespace of its own covers the directory of a file it holds read-only
+ * (a sandbox's InaccessiblePaths=), then reopens the file for writing: its name is hidden.
+ */
+TEST_F(events, upgrade_hidden)
+{
+	char line[8192];
+
+	strcpy(self->rf->origin, ENF_AT(&self->tree, "outside/secret"));
+	self->rf->origin_flags = O_RDONLY;
+	self->rf->flags = O_RDWR;
+	self->rf->cover = true;
+	refuse(_metadata, self, &ENF_ROOT);
+	one_event(_metadata, line, sizeof(line));
+	EXPECT_FIELD(line, "rule", "upgrade");
+	EXPECT_FIELD(line, "reason", "hidden");
+	EXPECT_FIELD(line, "action", "enforce");
+	EXPECT_FIELD(line, "kind", "fd");
+	EXPECT_FIELD(line, "hook", "open");
+	EXPECT_FIELD(line, "uid", "0");
+	EXPECT_FIELD(line, "path", ENF_AT(&self->tree, "outside/secret"));
 	no_more_events(_metadata);
 }
 

@@ -59,6 +59,7 @@ suite "model (hole)" env NODEFD_EXPECT=hole enforce_model_test
 suite "jump (hole)" env NODEFD_EXPECT=hole enforce_jump_test
 suite "steer (hole)" env NODEFD_EXPECT=hole enforce_steer_test
 suite "doors (hole)" env NODEFD_EXPECT=hole enforce_doors_test
+suite "mounts (hole)" env NODEFD_EXPECT=hole enforce_mounts_test
 
 echo "### nodefdctl load"
 if nodefdctl load; then
@@ -86,6 +87,7 @@ if nodefdctl load; then
 	suite "jump (refused)" env NODEFD_EXPECT=refused enforce_jump_test
 	suite "steer (refused)" env NODEFD_EXPECT=refused enforce_steer_test
 	suite "doors (refused)" env NODEFD_EXPECT=refused enforce_doors_test
+	suite "mounts (refused)" env NODEFD_EXPECT=refused enforce_mounts_test
 	suite "events" enforce_events_test
 	echo "### nodefdctl status"
 	nodefdctl status
