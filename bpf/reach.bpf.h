@@ -55,11 +55,11 @@ static __always_inline void walk_enter(struct walk *w, struct mount *m)
 }
 
 /*
- * A walk that reaches the root of a mount of another mount namespace (a container's, whose
- * tree above may lead nowhere the opener knows) or of a detached one goes on where the opener's
+ * A walk may reach the root of a mount of another mount namespace (a container's, whose tree
+ * above may lead nowhere the opener knows) or of a detached one. It goes on where the opener's
  * own namespace shows the same directory: a mount of the same filesystem whose root is that
- * directory, or failing that one of the whole filesystem, found on the superblock's list of its
- * mounts. Without one, it climbs the other namespace's tree.
+ * directory, or failing that one of the whole filesystem. The superblock's list of its mounts
+ * has them. Without one, the walk climbs the other namespace's tree.
  */
 #define ALIAS_MOUNTS 256
 
@@ -213,6 +213,93 @@ __noinline __u64 nodefd_bind_of(__u64 mount, __u64 ns, __u64 dentry)
 }
 
 /*
+ * Could the second walk find a bind at all? Only a mount of the opener's namespace whose root is
+ * not its filesystem's root can be one (a bind of the whole filesystem starts where the walk
+ * leaves a mount anyway). Looked for on the filesystems of the mounts from the target's up to
+ * the top of the tree, at most BIND_CHAIN of them; a mount of another namespace on the way,
+ * or a longer chain or scan, answers yes.
+ */
+#define BIND_CHAIN 16
+
+struct bind_scan {
+	struct mounts_scan s;
+	struct dentry *sb_root;
+	__u8 found;
+};
+
+static long bind_scan_step(__u32 i, void *ctx)
+{
+	struct bind_scan *b = ctx;
+	struct mount *m = scan_next(&b->s);
+
+	if (m == SCAN_END)
+		return 1;
+	if (m && BPF_CORE_READ(m, mnt.mnt_root) != b->sb_root) {
+		b->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Has @mount's filesystem a mount of @ns whose root is not the filesystem's root? */
+static __noinline int sb_has_binds(struct mount *mount, __u64 ns)
+{
+	struct super_block *sb = BPF_CORE_READ(mount, mnt.mnt_sb);
+	struct bind_scan b = { .s = { .ns = (void *)ns } };
+	long n;
+
+	if (!sb)
+		return 1;
+	b.sb_root = BPF_CORE_READ(sb, s_root);
+	scan_start(&b.s, sb);
+	n = bpf_loop(ALIAS_MOUNTS, bind_scan_step, &b, 0);
+	return b.found || n >= ALIAS_MOUNTS;
+}
+
+struct bind_chain {
+	struct mount *m;
+	__u64 ns;
+	__u8 found;
+	__u8 end;
+};
+
+static long bind_chain_step(__u32 i, void *ctx)
+{
+	struct bind_chain *c = ctx;
+	struct mount *m = c->m, *pm;
+
+	if ((__u64)BPF_CORE_READ(m, mnt_ns) != c->ns || sb_has_binds(m, c->ns)) {
+		c->found = 1;
+		return 1;
+	}
+	pm = BPF_CORE_READ(m, mnt_parent);
+	if (!pm || pm == m) {
+		c->end = 1;
+		return 1;
+	}
+	c->m = pm;
+	return 0;
+}
+
+/**
+ * nodefd_binds_possible() - might a bind of the opener's namespace show a directory of a walk
+ * @mount: the target's mount (struct mount *).
+ * @ns: the opener's namespace (struct mnt_namespace *).
+ *
+ * Return: 0 when no filesystem from @mount up to the top of its tree has a mount of @ns whose
+ * root is a directory below the filesystem's root, else 1.
+ */
+__noinline int nodefd_binds_possible(__u64 mount, __u64 ns)
+{
+	struct bind_chain c = { .m = (void *)mount, .ns = ns };
+
+	if (!c.m)
+		return 1;
+	bpf_loop(BIND_CHAIN, bind_chain_step, &c, 0);
+	return c.found || !c.end;
+}
+
+/*
  * A mount on a directory hides what lies below it from a lookup by name: the lookup goes on in
  * the mount's root. The kernel marks every dentry that something is mounted on, in any mount
  * namespace (DCACHE_MOUNTED); only for those is a mount's list of children read.
@@ -302,10 +389,10 @@ static __always_inline struct inode *dentry_up(struct dentry *d, struct dentry *
 /*
  * The walk is at the opener's root directory @w->d on @w->m: is that its root? On the root's
  * own mount, yes. On a mount of another namespace (the opener unshared its own since the file
- * was opened there), yes: the copies show the same tree. On another mount of the opener's
- * namespace that shows the same directory (the root is a bind mount of it, as after
- * `mount --bind / /x; chroot /x`), only if the walk never came up from a mount below: a bind
- * that is not recursive shows none of them, and one that is shows copies this walk did not
+ * was opened there), yes: the copies show the same tree. The root may also be another mount
+ * of the opener's namespace that shows the same directory, a bind mount of it, as after
+ * `mount --bind / /x; chroot /x`. Then only if the walk never came up from a mount below. A
+ * bind that is not recursive shows none of them. One that is shows copies this walk did not
  * climb (a file below them is refused: docs/design.md, Fail-closed points). If not, the walk
  * goes on up: that mount may itself be mounted below the root (systemd's
  * /run/systemd/unit-root, a recursive bind of /).
@@ -563,6 +650,9 @@ __noinline int nodefd_check_place(struct place *r, __u64 dentry, __u64 vfsmount,
 		    (r->ancestors_fail && r->ancestors_reason == NODEFD_REASON_DEPTH) ||
 		    (r->reach_fail && r->reach_reason != NODEFD_REASON_OUTSIDE_ROOT &&
 		     r->reach_reason != NODEFD_REASON_HIDDEN))
+			return 0;
+		/* Most systems bind nothing below the root: no second walk then. */
+		if (!nodefd_binds_possible((__u64)m, w.ns))
 			return 0;
 		w.binds = 4;
 		w.mode = WALK_BINDS;

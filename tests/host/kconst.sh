@@ -112,6 +112,7 @@ PATH_COMPONENTS               a bound of nodefd walks
 TAIL_PEEK                     a bound of nodefd walks
 ALIAS_MOUNTS                  a bound of nodefd walks
 CHILD_MOUNTS                  a bound of nodefd walks (the mounts on one mount)
+BIND_CHAIN                    a bound of nodefd walks (the mounts from a target up to the top)
 WALK_BINDS                    a mode of nodefd_check_place()
 WALK_CRED                     a mode of nodefd_check_place()
 SCAN_END                      nodefd marker
