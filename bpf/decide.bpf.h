@@ -96,14 +96,14 @@ static __always_inline __u32 access_excess(const struct ctx *c)
  * <state dir>/<id>/exec.fifo O_PATH and passes it to `runc init`, which changes its
  * credentials, pivots into the container's root and then opens /proc/self/fd/N for writing to
  * say it is ready. By its own name the container cannot reach the FIFO (outside its root), so
- * the principle alone refuses every `runc run`. The fd is a ticket its opener wrote on purpose:
- * it was opened under other credentials than the opener's now (inherited across a change of
- * credentials, or passed: not the article's own fd of a file that closed on it), and those
- * credentials could open the FIFO by name now (rootful runc's root passes every directory;
- * rootless runc's user, or root of its user namespace, owns the state directory); and a FIFO
- * holds no data of its own to read or destroy. A regular file (CVE-2019-5736's binary), a
- * directory (CVE-2024-21626's leaked fd) or an fd whose credentials could no longer name it
- * get nothing from this.
+ * the principle alone refuses every `runc run`. The fd is a ticket its opener wrote on purpose.
+ * It was opened under other credentials than the opener's now: inherited across a change of
+ * credentials, or passed. The article's own fd of a file that closed on it is neither. Those
+ * credentials could open the FIFO by name now: rootful runc's root passes every directory, and
+ * rootless runc's user (or root of its user namespace) owns the state directory. A FIFO holds
+ * no data of its own to read or destroy. A regular file (CVE-2019-5736's binary), a directory
+ * (CVE-2024-21626's leaked fd) or an fd whose credentials could no longer name it get nothing
+ * from this.
  */
 static __always_inline bool delegated_fifo(struct ctx *c)
 {
@@ -124,12 +124,12 @@ static __always_inline __u8 weaker(__u8 a, __u8 b)
 }
 
 /*
- * An access through the link to the open file it comes from: within the file's own access it
- * is no more than the fd gives; beyond it, only what the opener could open by name (unless
- * @ceiling, a strict policy or the canary makes the file's access the limit: nodefdctl's
- * canary reopens a file of its own, which it could open by name). A refusal is reported under
- * the rule the access broke, in the weaker of its mode and the mode of the rule by name that
- * failed, with the reason by name. 0 or -EACCES.
+ * An access through the link to the open file it comes from. Within the file's own access it
+ * is no more than the fd gives. Beyond it, only what the opener could open by name. With
+ * @ceiling, a strict policy or the canary, the file's access is the limit (nodefdctl's canary
+ * reopens a file of its own, which it could open by name). A refusal is reported under the
+ * rule the access broke, with the reason by name. Its mode is the weaker of that rule's and
+ * the mode of the rule by name that failed. 0 or -EACCES.
  */
 static __always_inline int judge_reopen(struct ctx *c, bool ceiling)
 {

@@ -46,11 +46,12 @@
 
 
 /*
- * How many tasks have a watch armed (nd_jump_link has something to compare) and how many a
- * walk refused after its jump (file_open and the path hooks have something to refuse): when
- * none has, those programs need not look their task storage up, which is most of what they
- * cost on every magic-link jump, every walk that followed a symlink, every mkdir (file_open
- * looks after a walk that ended on a jump all the same: an armed open is matched there). A count
+ * How many tasks have a watch armed (nd_jump_link has something to compare), and how many a
+ * walk refused after its jump (file_open and the path hooks have something to refuse). When
+ * none has, those programs need not look their task storage up. That lookup is most of what
+ * they cost on every magic-link jump, every walk that followed a symlink, every mkdir.
+ * file_open looks after a walk that ended on a jump all the same: an armed open is matched
+ * there. A count
  * goes up when a task's state goes from nothing to something, and down when it goes back or
  * the task is freed (nodefd_task_free); a decrement missed (task storage busy on that CPU)
  * leaves it too high, which costs lookups and never skips one that was needed.

@@ -62,6 +62,90 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* A link's state, before anything of this link is known. */
+static __always_inline void link_state_reset(struct task_state *st, __u8 kind)
+{
+	st->armed = ARMED_NONE;
+	watch_to(st, WATCH_NONE);	/* an earlier walk's, or this one's RCU pass: no jump came */
+	st->kind = kind;
+	st->has_origin = 0;
+	st->fd = -1;
+	st->dentry = st->mnt = 0;
+	st->orig_cred = 0;
+	st->orig_mode = st->orig_flags = 0;
+}
+
+/*
+ * Whose link it is, what it shows (origin.bpf.h), and whether the walker could take that
+ * (take.bpf.h). If it could not, the holder's fd is not the walker's: its access does not
+ * count, and the walk's jump is watched.
+ */
+static __always_inline void link_holder(struct task_state *st, struct task_struct *task,
+					const struct proc_head *h, __u8 kind, struct dentry *dentry,
+					const bool cast)
+{
+	struct task_struct *holder;
+	bool self;
+
+	st->holder = h->pid;
+	/* /proc/self: the holder is the task itself, whose fields are plain loads. */
+	self = h->pid == (__u64)task->thread_pid;
+	/* An untyped pointer either way: two kinds of it would double what the verifier walks. */
+	holder = self ? (void *)bpf_get_current_task() : pid_task_of((struct pid *)st->holder);
+	if (self)
+		st->holder_tgid = (__u32)task->tgid;
+	else
+		st->holder_tgid = holder ? (__u32)BPF_CORE_READ(holder, tgid) : 0;
+	if (holder)
+		origin_of_link(st, task, holder, self, kind, h->fd, dentry, cast);
+	st->owner = self || !holder ? OWNER_SELF : link_owner(task, holder, kind);
+}
+
+/*
+ * What follows the link's name (TAIL_*), with the walk's place kept in @st for the open to
+ * match. Nothing more to walk when link_path_walk() has cleared LOOKUP_PARENT: the link is the
+ * path's last component ("fd/N", "fd/N/"), as in every reopen, and no string is read. Else
+ * what follows it is read (hash_len is len << 32 | hash, hashlen_len()): more components, or
+ * only "/" and ".". A symlink followed in the middle of the walk has no LOOKUP_OPEN
+ * (open_last_lookups() clears it when it follows a symlink).
+ */
+static __always_inline int link_tail(struct task_state *st, struct nameidata *nd)
+{
+	int tail;
+
+	st->nd = (__u64)nd;
+	st->last_name = (__u64)nd->last.name;
+	st->last_hash_len = last_hash_len(nd);
+	if (nd->flags & LOOKUP_PARENT)
+		tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
+	else
+		tail = TAIL_NONE;
+	/* Matched by its target at the open, so only with a target known: else judged here. */
+	if (tail == TAIL_SAME && !st->dentry)
+		tail = TAIL_MORE;
+	st->loose = tail == TAIL_SAME;
+	return tail;
+}
+
+/*
+ * A walk that ends on the link's target without an open. Is it judged by name here? 1: what
+ * the fd does not allow (a bind mount of its file; connect(), xattrs and watches for an
+ * O_PATH fd), whoever holds the fd. -1: nothing to judge, from a link the walker has: a file
+ * is no more than its fd gives, a directory's metadata no more than fstat() of it gives, and
+ * a directory is where a walk goes on from later, judged then. 0: as the link's owner says.
+ */
+static __always_inline int path_op_by_name(const struct task_state *st, struct task_struct *task,
+					   struct nameidata *nd)
+{
+	if (st->has_origin &&
+	    syscall_beyond_fd(task, (st->orig_mode & FMODE_PATH) || (st->orig_flags & O_NODE)))
+		return 1;
+	if (st->owner == OWNER_SELF &&
+	    ((st->has_origin && !is_dir(st->dentry)) || syscall_class(task, nd) == SYS_META))
+		return -1;
+	return 0;
+}
+
 /*
  * The link hook, in two programs: with @cast (6.2 and later), the proc inode, the walker's fd
  * slot and the open file are plain loads through bpf_rdonly_cast() instead of reads.
@@ -69,15 +153,14 @@ char LICENSE[] SEC("license") = "GPL";
 static __always_inline int follow_link(struct dentry *dentry, struct inode *inode, int ret,
 				       const bool cast)
 {
-	struct task_struct *task, *holder;
+	struct task_struct *task;
 	struct proc_head h = {};
 	struct nodefd_config *cfg = NULL;
 	struct task_state *st;
 	struct proc_inode *pi;
 	struct nameidata *nd;
 	struct ctx c = {};
-	bool by_name = false;
-	bool self;
+	int by_name = 0;
 	__u8 kind;
 	int tail;
 
@@ -121,59 +204,13 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		c.policy = policy_of(task);
 		return verdict(&c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 	}
-	st->armed = ARMED_NONE;
-	watch_to(st, WATCH_NONE);	/* an earlier walk's, or this one's RCU pass: no jump came */
-	st->kind = kind;
-	st->has_origin = 0;
-	st->fd = -1;
-	st->dentry = st->mnt = 0;
-	st->orig_cred = 0;
-	st->orig_mode = st->orig_flags = 0;
-
-	st->holder = h.pid;
-	/*
-	 * /proc/self: the holder is the task itself (its own pid, no read of the pid's task), whose
-	 * fields are plain loads.
-	 */
-	self = h.pid == (__u64)task->thread_pid;
-	/* An untyped pointer either way: two kinds of it would double what the verifier walks. */
-	holder = self ? (void *)bpf_get_current_task() : pid_task_of((struct pid *)st->holder);
-	if (self)
-		st->holder_tgid = (__u32)task->tgid;
-	else
-		st->holder_tgid = holder ? (__u32)BPF_CORE_READ(holder, tgid) : 0;
-	if (holder)
-		origin_of_link(st, task, holder, self, kind, h.fd, dentry, cast);
-
-	/*
-	 * Another process's link: could the walker take what it shows, as it has what its own
-	 * fd table, cwd and root show (take.bpf.h)? If not, the holder's fd is not the walker's:
-	 * its access does not count, and the walk's jump is watched.
-	 */
-	st->owner = self || !holder ? OWNER_SELF : link_owner(task, holder, kind);
+	link_state_reset(st, kind);
+	link_holder(st, task, &h, kind, dentry, cast);
 
 	nd = task->nameidata;
 	if (!nd)
 		return 0;	/* not a path walk (cannot happen: the hook is called from one) */
-	st->nd = (__u64)nd;
-	st->last_name = (__u64)nd->last.name;
-	st->last_hash_len = last_hash_len(nd);
-	/*
-	 * What follows the link's name. Nothing more to walk when link_path_walk() has cleared
-	 * LOOKUP_PARENT: the link is the path's last component ("fd/N", "fd/N/"), as in every
-	 * reopen, and no string is read. Else read what follows it (hash_len is len << 32 | hash,
-	 * hashlen_len()): more components, or only "/" and "."; nothing there is the last
-	 * component of a symlink followed in the middle of the walk, which goes on after it,
-	 * without LOOKUP_OPEN (open_last_lookups() clears it when it follows a symlink).
-	 */
-	if (nd->flags & LOOKUP_PARENT)
-		tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
-	else
-		tail = TAIL_NONE;
-	/* Matched by its target at the open, so only with a target known: else judged here. */
-	if (tail == TAIL_SAME && !st->dentry)
-		tail = TAIL_MORE;
-	st->loose = tail == TAIL_SAME;
+	tail = link_tail(st, nd);
 
 	c.holder_tgid = st->holder_tgid;
 	c.fd = st->fd;
@@ -200,25 +237,12 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 		/*
 		 * The walk ends on the link's target without an open (truncate, linkat, stat, an
 		 * O_PATH open, ...): a hook on what the system call then does to it judges the
-		 * access. A file with an open file behind it needs nothing more here; a
-		 * directory is where a walk can go on from, later, relative to it.
+		 * access.
 		 */
 		st->armed = ARMED_PATH_OP;
 		st->syscall = current_syscall(task);
-		/*
-		 * What the fd does not allow (a bind mount of its file; connect(), xattrs and
-		 * watches for an O_PATH fd) is asked by name, whoever holds the fd.
-		 */
-		by_name = st->has_origin &&
-			  syscall_beyond_fd(task, (st->orig_mode & FMODE_PATH) ||
-						  (st->orig_flags & O_NODE));
-		/*
-		 * From a link the walker has or could take: a file is no more than its fd
-		 * gives, and a directory's metadata no more than fstat() of it gives.
-		 */
-		if (!by_name && st->owner == OWNER_SELF &&
-		    ((st->has_origin && !is_dir(st->dentry)) ||
-		     syscall_class(task, nd) == SYS_META))
+		by_name = path_op_by_name(st, task, nd);
+		if (by_name < 0)
 			return 0;
 	}
 	/* Another process's place that the walker could take: nothing more than that. */
@@ -355,6 +379,87 @@ static __always_inline int unknown_state(struct ctx *c, struct task_struct *task
 	return verdict(c, NODEFD_RULE_REACH, NODEFD_REASON_NOMEM, NULL) ? -EACCES : 0;
 }
 
+/*
+ * Is this the open the link was followed for? The same walk, ending on the link's own name; or,
+ * when only "/" or "/." followed the link, on the link's target. A link that "/." follows is a
+ * middle component, walked before the open's intent is known, so it was armed as a path
+ * operation: the same system call and the target tell. Either way the walk ended on the link's
+ * jump, ND_JUMPED still set (only "/" and "." followed it). A walk that did not is not the
+ * link's, whatever a walk before it left armed (one that failed between its link and its open).
+ */
+static __always_inline bool open_of_the_link(const struct task_state *st, struct nameidata *nd,
+					     struct file *file, struct task_struct *task)
+{
+	if ((__u64)nd != st->nd || !(nd->state & ND_JUMPED))
+		return false;
+	if (st->loose)
+		return (__u64)BPF_CORE_READ(file, f_path.dentry) == st->dentry &&
+		       (st->armed != ARMED_PATH_OP || st->syscall == current_syscall(task));
+	return st->armed == ARMED_OPEN && (__u64)nd->last.name == st->last_name &&
+	       last_hash_len(nd) == st->last_hash_len;
+}
+
+/*
+ * The decision's context for an open through the link that armed @st. Returns whether @file is
+ * the file the link led to, compared as loaded (the file is the hook's own argument). The
+ * global functions take the target as plain numbers: when it is, the state's copies are those
+ * numbers; else they are read.
+ */
+static __always_inline bool open_ctx(struct ctx *c, struct task_struct *task,
+				     const struct task_state *st, struct file *file)
+{
+	bool same = st->has_origin && (__u64)file->f_path.dentry == st->dentry &&
+		    (__u64)file->f_path.mnt == st->mnt;
+
+	c->task = task;
+	c->hook = NODEFD_HOOK_OPEN;
+	c->kind = st->kind;
+	c->holder_tgid = st->holder_tgid;
+	c->fd = st->fd;
+	c->file = file;
+	if (same) {
+		/* Loaded again: 6.12's verifier makes a number compared equal to a pointer one. */
+		c->dentry = (struct dentry *)*(volatile __u64 *)&st->dentry;
+		c->mnt = (struct vfsmount *)*(volatile __u64 *)&st->mnt;
+	} else {
+		c->dentry = BPF_CORE_READ(file, f_path.dentry);
+		c->mnt = BPF_CORE_READ(file, f_path.mnt);
+	}
+	c->req_mode = file->f_mode;
+	c->req_flags = file->f_flags;
+	return same;
+}
+
+/*
+ * The original file's access, for an open through the link that armed @st. An fd or exe link
+ * always has an original file. If it was not found at the link, or is not the file opened
+ * (dup2 between the link and the open), the holder is read again; if that does not give the
+ * file opened either, JUDGE_NO_ORIGIN or JUDGE_RACE (fail closed). A map_files origin is the
+ * walker's own mapping: another file opened means one of its threads mapped another file at
+ * the address in between (JUDGE_RACE). 0 when the origin stands.
+ */
+static __always_inline int open_origin(struct ctx *c, struct task_state *st, bool same)
+{
+	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) && !same) {
+		bool f = origin_read_again(st);
+
+		if (!f || (__u64)c->dentry != st->dentry || (__u64)c->mnt != st->mnt) {
+			c->orig_mode = st->orig_mode;
+			c->orig_flags = st->orig_flags;
+			return f ? JUDGE_RACE : JUDGE_NO_ORIGIN;
+		}
+	}
+	c->orig_mode = st->orig_mode;
+	c->orig_flags = st->orig_flags;
+	c->orig_cred = st->orig_cred;
+	if (st->kind == NODEFD_KIND_MAP_FILES && st->has_origin && !same)
+		return JUDGE_RACE;
+	/* Another process's fd the walker could not take: its access is not the walker's. */
+	if (st->owner == OWNER_UNTAKEN)
+		c->orig_mode = c->orig_flags = 0;
+	return 0;
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 {
@@ -390,12 +495,12 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 		goto reopen;
 	}
 	/*
-	 * A walk that followed symlinks and did not end on a jump (ND_JUMPED: a magic link, or
-	 * "..", a mount, an absolute symlink's "/", since its last ordinary component) did not
-	 * end on a magic link, nor on "/" or "/." after one, so nothing armed is its own (the
-	 * match below needs ND_JUMPED); with no walk refused after its jump anywhere, there is
-	 * nothing to find in task storage. (A watch armed somewhere, a leftover as often as not,
-	 * does not make every open on the machine look.)
+	 * ND_JUMPED marks a walk whose last step since its last ordinary component was a jump: a
+	 * magic link, "..", a mount, an absolute symlink's "/". A walk without it did not end on
+	 * a magic link, nor on "/" or "/." after one. So nothing armed is its own: the match
+	 * below needs ND_JUMPED. With no walk refused after its jump anywhere, there is nothing
+	 * to find in task storage. A watch armed somewhere, a leftover as often as not, does not
+	 * make every open on the machine look.
 	 */
 	if (!(nd->state & ND_JUMPED) && !nodefd_raced)
 		return 0;
@@ -419,25 +524,8 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (st->armed == ARMED_NONE)
 		return 0;
 
-	/*
-	 * Is this the open the link was followed for? The same walk, ending on the link's own
-	 * name; or, when only "/" or "/." followed the link, on the link's target. A link that
-	 * "/." follows is a middle component, walked before the open's intent is known, so it
-	 * was armed as a path operation: the same system call and the target tell. Either way
-	 * the walk ended on the link's jump, ND_JUMPED still set (only "/" and "." followed it):
-	 * a walk that did not is not the link's, whatever a walk before it left armed (one that
-	 * failed between its link and its open).
-	 */
-	if ((__u64)nd != st->nd || !(nd->state & ND_JUMPED))
+	if (!open_of_the_link(st, nd, file, task))
 		return 0;
-	if (st->loose) {
-		if ((__u64)BPF_CORE_READ(file, f_path.dentry) != st->dentry ||
-		    (st->armed == ARMED_PATH_OP && st->syscall != current_syscall(task)))
-			return 0;
-	} else if (st->armed != ARMED_OPEN || (__u64)nd->last.name != st->last_name ||
-		   last_hash_len(nd) != st->last_hash_len) {
-		return 0;
-	}
 	st->armed = ARMED_NONE;
 
 	cfg = bpf_map_lookup_elem(&settings, &zero_key);
@@ -447,59 +535,11 @@ int BPF_PROG(nodefd_file_open, struct file *file, int ret)
 	if (!cfg->enabled && !c.canary)
 		return 0;
 
-	c.task = task;
-	c.hook = NODEFD_HOOK_OPEN;
-	c.kind = st->kind;
-	c.holder_tgid = st->holder_tgid;
-	c.fd = st->fd;
-	c.file = file;
-	/*
-	 * Is this the file the link led to? Compared as loaded (the file is the hook's own
-	 * argument). The global functions take the target as plain numbers: when it is, the
-	 * state's copies are those numbers; else read them.
-	 */
-	same = st->has_origin && (__u64)file->f_path.dentry == st->dentry &&
-	       (__u64)file->f_path.mnt == st->mnt;
-	if (same) {
-		/* Loaded again: 6.12's verifier makes a number compared equal to a pointer one. */
-		c.dentry = (struct dentry *)*(volatile __u64 *)&st->dentry;
-		c.mnt = (struct vfsmount *)*(volatile __u64 *)&st->mnt;
-	} else {
-		c.dentry = BPF_CORE_READ(file, f_path.dentry);
-		c.mnt = BPF_CORE_READ(file, f_path.mnt);
-	}
-	c.req_mode = file->f_mode;
-	c.req_flags = file->f_flags;
+	same = open_ctx(&c, task, st, file);
 
-	/*
-	 * An fd or exe link always has an original file. If it was not found at the link, or is
-	 * not the file opened (dup2 between the link and the open), read the holder again; if
-	 * that does not give the file opened either, refuse (fail closed).
-	 */
-	if ((st->kind == NODEFD_KIND_FD || st->kind == NODEFD_KIND_EXE) && !same) {
-		bool f = origin_read_again(st);
-
-		if (!f || (__u64)c.dentry != st->dentry || (__u64)c.mnt != st->mnt) {
-			c.orig_mode = st->orig_mode;
-			c.orig_flags = st->orig_flags;
-			judge = f ? JUDGE_RACE : JUDGE_NO_ORIGIN;
-			goto lost;
-		}
-	}
-	c.orig_mode = st->orig_mode;
-	c.orig_flags = st->orig_flags;
-	c.orig_cred = st->orig_cred;
-	/*
-	 * A map_files origin is the walker's own mapping, and the file opened another: one of
-	 * its threads mapped another file at the address in between. Fail closed.
-	 */
-	if (st->kind == NODEFD_KIND_MAP_FILES && st->has_origin && !same) {
-		judge = JUDGE_RACE;
+	judge = open_origin(&c, st, same);
+	if (judge)
 		goto lost;
-	}
-	/* Another process's fd the walker could not take: its access is not the walker's. */
-	if (st->owner == OWNER_UNTAKEN)
-		c.orig_mode = c.orig_flags = 0;
 	/*
 	 * Within the fd's access even with every rule on and no relaxation (c.policy is still
 	 * NULL: access_excess() then counts every rule): allowed whatever the policy says, so it
