@@ -145,34 +145,33 @@ static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
  * back is counted, and the source's next event sent says how many (suppressed). The first
  * event of a source in a window is never held back: a new kind of refusal is always sent.
  */
-struct event_source {
-	__u64 cgroup_id;
-	__u32 uid;
-	__u32 what;		/* rule | reason << 8 | action << 16 | hook << 24 */
-};
-
-struct event_rate {
-	__u64 window;		/* the window counted: ts_ns / NODEFD_EVENT_WINDOW_NS */
-	__u32 sent;		/* events sent in it */
-	__u32 suppressed;	/* events held back or lost, not reported yet */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, NODEFD_EVENT_SOURCES);
-	__type(key, struct event_source);
-	__type(value, struct event_rate);
+	__type(key, struct nodefd_event_source);
+	__type(value, struct nodefd_event_rate);
 } event_sources SEC(".maps");
+
+/*
+ * Written by nodefdctl alone: how much of each source's held count its summary records have
+ * reported (struct nodefd_event_rate, held). No program reads it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NODEFD_EVENT_SOURCES);
+	__type(key, struct nodefd_event_source);
+	__type(value, __u64);
+} event_reported SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, NODEFD_EVENT_SOURCES);
 	__type(key, __u32);
-	__type(value, struct event_rate);
+	__type(value, struct nodefd_event_rate);
 } event_uids SEC(".maps");
 
 /* @r counts window @window: a new window starts it again. */
-static __always_inline void rate_window(struct event_rate *r, __u64 window)
+static __always_inline void rate_window(struct nodefd_event_rate *r, __u64 window)
 {
 	if (r->window != window) {
 		r->window = window;
@@ -195,14 +194,14 @@ struct {
 /* How many of @ev's source's events were held back since its last one sent; -1: hold it. */
 static __always_inline int event_rate(struct nodefd_event *ev)
 {
-	struct event_source k = {
+	struct nodefd_event_source k = {
 		.cgroup_id = ev->cgroup_id,
 		.uid = ev->uid,
 		.what = ev->rule | (__u32)ev->reason << 8 | (__u32)ev->action << 16 |
 			(__u32)ev->hook << 24,
 	};
 	__u64 window = ev->ts_ns / NODEFD_EVENT_WINDOW_NS;
-	struct event_rate fresh = { .window = window }, *r, *u;
+	struct nodefd_event_rate fresh = { .window = window }, *r, *u;
 	__u32 suppressed;
 
 	r = bpf_map_lookup_elem(&event_sources, &k);
@@ -224,6 +223,7 @@ static __always_inline int event_rate(struct nodefd_event *ev)
 			rate_window(u, window);
 		if (r->sent >= NODEFD_EVENT_BURST || (u && u->sent >= NODEFD_EVENT_UID_BURST)) {
 			__sync_fetch_and_add(&r->suppressed, 1);
+			__sync_fetch_and_add(&r->held, 1);
 			count(NODEFD_CNT_EVENTS_SUPPRESSED);
 			return -1;
 		}

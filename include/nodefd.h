@@ -309,6 +309,36 @@ struct nodefd_event {
 };
 
 /**
+ * struct nodefd_event_source - who and what an event is about, for its rate
+ *	(the key of the event_sources map)
+ * @cgroup_id: the opener's cgroup.
+ * @uid: the opener's real uid.
+ * @what: rule | reason << 8 | action << 16 | hook << 24.
+ */
+struct nodefd_event_source {
+	__u64 cgroup_id;
+	__u32 uid;
+	__u32 what;
+};
+
+/**
+ * struct nodefd_event_rate - a source's (or a uid's) events in the current
+ *	window (the value of the event_sources and event_uids maps)
+ * @window: the window counted: ts_ns / NODEFD_EVENT_WINDOW_NS.
+ * @sent: events sent in it.
+ * @suppressed: events held back that no event sent has reported yet.
+ * @held: every event of the source held back since its entry was made;
+ *	never goes down. nodefdctl's summary records report what it gained
+ *	(the event_reported map keeps what they reported).
+ */
+struct nodefd_event_rate {
+	__u64 window;
+	__u32 sent;
+	__u32 suppressed;
+	__u64 held;
+};
+
+/**
  * enum nodefd_counter - indexes into the per-CPU counters array
  * @NODEFD_CNT_CHECKED: opens and walks through a covered magic link that
  *	were checked.
@@ -317,8 +347,9 @@ struct nodefd_event {
  * @NODEFD_CNT_DEPTH_LIMIT: ancestor walks that hit NODEFD_MAX_DEPTH.
  * @NODEFD_CNT_RACE: fd changes between link and open.
  * @NODEFD_CNT_EVENTS_DROPPED: events lost because the ring buffer was full.
- * @NODEFD_CNT_EVENTS_SUPPRESSED: events held back by the rate limit (their
- *	source's next event sent carries the count).
+ * @NODEFD_CNT_EVENTS_SUPPRESSED: events held back by the rate limit (each
+ *	reported by a summary record of nodefdctl, and by the count of its
+ *	source's next event sent).
  * @NODEFD_CNT_NOMEM: task state that could not be stored.
  * @NODEFD_CNT_BY_NAME: accesses beyond the original file's that were allowed
  *	because the opener could have them by name.

@@ -69,7 +69,9 @@ struct daemon {
 	__u64 backlog;
 	__u64 events;
 	__u64 dropped_seen;		/* the drop counter's total, as last reported */
+	struct heldback held;		/* summaries of what the rate limit held back */
 	bool warned_size;
+	bool warned_sweep;
 };
 
 static void daemon_help(void)
@@ -464,6 +466,39 @@ static int daemon_catch_up(struct daemon *d)
 	return 0;
 }
 
+static void daemon_heldback(void *ctx, const struct nodefd_event_source *src, __u64 count,
+			    __u64 total)
+{
+	struct daemon *d = ctx;
+	char line[EVENT_TEXT_MAX];
+
+	if (d->out == OUT_JSON) {
+		struct json_object *obj = heldback_json(src, count, total);
+
+		json_print(obj);
+		json_object_put(obj);
+		return;
+	}
+	heldback_text(src, count, total, line, sizeof(line));
+	if (d->out == OUT_TEXT) {
+		printf("%s\n", line);
+		fflush(stdout);
+	} else {
+		syslog(LOG_NOTICE, "%s", line);
+	}
+}
+
+/* A summary record per source whose events the rate limit held back since the last. */
+static void daemon_check_heldback(struct daemon *d)
+{
+	int err = heldback_sweep(&d->held, daemon_heldback, d);
+
+	if (err && !d->warned_sweep)
+		note_error(d, "%s/event_reported: cannot note a summary: %s (it may be said again)",
+			   PIN_DIR, errstr(err));
+	d->warned_sweep = d->warned_sweep || err;
+}
+
 static void daemon_check_drops(struct daemon *d)
 {
 	struct json_object *obj;
@@ -596,6 +631,8 @@ static int daemon_adopt(struct daemon *d)
 	d->outer_fd = policy_outer_open("daemon");
 	if (d->outer_fd < 0)
 		return -1;
+	if (heldback_open(&d->held, "daemon"))
+		return -1;
 	d->events_map_id = map_id_of_fd(d->events_fd);
 	/* Without inotify (ENOSYS: CONFIG_INOTIFY_USER off), ticks do. */
 	cgroup_watch_init(&d->watch);
@@ -621,6 +658,7 @@ static void daemon_close(struct daemon *d)
 		close(d->counters_fd);
 	if (d->settings_fd >= 0)
 		close(d->settings_fd);
+	heldback_close(&d->held);
 }
 
 static void note_start(struct daemon *d, bool loaded)
@@ -746,6 +784,7 @@ static int daemon_loop(struct daemon *d, int sfd)
 			if (err < 0)
 				note_error(d, "%s/events: %s", PIN_DIR, errstr(err));
 			daemon_check_drops(d);
+			daemon_check_heldback(d);
 			if (d->watch.fd < 0)
 				daemon_policy_refresh(d);
 			err = daemon_check_pins(d);
@@ -767,6 +806,7 @@ int do_daemon(int argc, char **argv)
 		.counters_fd = -1,
 		.events_fd = -1,
 		.outer_fd = -1,
+		.held = { .sources_fd = -1, .reported_fd = -1 },
 		.watch.fd = -1,
 	};
 	bool loaded = false;

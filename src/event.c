@@ -181,3 +181,56 @@ void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *
 	if (n >= size && size)
 		buf[size - 1] = '\0';
 }
+
+void heldback_event(const struct nodefd_event_source *src, struct nodefd_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->cgroup_id = src->cgroup_id;
+	ev->uid = src->uid;
+	ev->rule = (__u8)src->what;
+	ev->reason = (__u8)(src->what >> 8);
+	ev->action = (__u8)(src->what >> 16);
+	ev->hook = (__u8)(src->what >> 24);
+}
+
+struct json_object *heldback_json(const struct nodefd_event_source *src, __u64 count,
+				  __u64 total)
+{
+	struct json_object *obj = json_object_new_object();
+	struct nodefd_event ev;
+	char when[32];
+
+	heldback_event(src, &ev);
+	format_time(when, sizeof(when), now_ns(CLOCK_REALTIME));
+	json_add_str(obj, "type", "suppressed");
+	json_add_str(obj, "time", when);
+	json_add_str(obj, "action", policy_mode_name(ev.action));
+	json_add_str(obj, "rule", policy_rule_name(ev.rule));
+	json_add_str(obj, "reason", reason_name(ev.reason));
+	json_add_str(obj, "hook", hook_name(ev.hook));
+	json_add_u64(obj, "uid", ev.uid);
+	json_add_u64(obj, "cgroup_id", ev.cgroup_id);
+	json_add_str(obj, "cgroup_path", cgroup_path_cached(ev.cgroup_id));
+	json_add_u64(obj, "count", count);
+	json_add_u64(obj, "count_total", total);
+	return obj;
+}
+
+void heldback_text(const struct nodefd_event_source *src, __u64 count, __u64 total, char *buf,
+		   size_t size)
+{
+	const char *cg = cgroup_path_cached(src->cgroup_id);
+	struct nodefd_event ev;
+	char when[32];
+	size_t n = 0;
+
+	heldback_event(src, &ev);
+	format_time(when, sizeof(when), now_ns(CLOCK_REALTIME));
+	PUT("%s suppressed %llu events (%llu in all): %s %s hook=%s reason=%s uid=%u cgroup=%llu cgroup_path=",
+	    when, (unsigned long long)count, (unsigned long long)total, policy_mode_name(ev.action),
+	    policy_rule_name(ev.rule), hook_name(ev.hook), reason_name(ev.reason), ev.uid,
+	    (unsigned long long)ev.cgroup_id);
+	PUT_ESCAPED(cg ? cg : "?", CGROUP_PATH_MAX);
+	if (n >= size && size)
+		buf[size - 1] = '\0';
+}

@@ -38,11 +38,13 @@ enum {
 };
 
 struct events_ctx {
+	struct heldback held;
 	__u64 count;		/* stop after this many printed; 0: never */
 	__u64 seen;
 	struct event_fmt fmt;
 	struct events_filter filter;
 	bool warned_size;
+	bool warned_sweep;
 };
 
 static volatile sig_atomic_t events_stop;
@@ -72,6 +74,12 @@ static void events_help(void)
 	       "Filters combine: an event is printed when it matches every one given. Events\n"
 	       "that do not match are read and dropped all the same; --count counts those\n"
 	       "printed.\n"
+	       "\n"
+	       "Events held back by the rate limit (8 a second per source: uid, cgroup, rule,\n"
+	       "reason, action and hook) are reported each second, and at exit, by a summary\n"
+	       "record per source: \"suppressed N events\" (type \"suppressed\" under --json,\n"
+	       "with count and count_total), once, by whichever reader reports first. --count\n"
+	       "does not count them; the filters but --pid apply to them.\n"
 	       "\n"
 	       "Exit status 0, or 1 when --count N was given and fewer than N events came\n"
 	       "before the timeout or a signal.\n");
@@ -273,21 +281,63 @@ static int events_args(int argc, char **argv, struct events_ctx *ctx, long long 
 	return verb_tail(argc, argv, argv[0], events_help, 0);
 }
 
-static int events_loop(struct ring_buffer *rb, long long timeout_ms)
+static void events_heldback(void *data, const struct nodefd_event_source *src, __u64 count,
+			    __u64 total)
+{
+	struct events_ctx *ctx = data;
+	struct nodefd_event ev;
+
+	heldback_event(src, &ev);
+	if (ctx->filter.has_pid || !event_matches(&ctx->filter, &ev))
+		return;
+	if (json_output) {
+		struct json_object *obj = heldback_json(src, count, total);
+
+		json_print(obj);
+		json_object_put(obj);
+	} else {
+		char line[EVENT_TEXT_MAX];
+
+		heldback_text(src, count, total, line, sizeof(line));
+		puts(line);
+		fflush(stdout);
+	}
+}
+
+static void events_sweep(struct events_ctx *ctx)
+{
+	int err = heldback_sweep(&ctx->held, events_heldback, ctx);
+
+	if (err && !ctx->warned_sweep)
+		p_warn("events: %s/event_reported: cannot note a summary: %s (it may be said again)",
+		       PIN_DIR, errstr(err));
+	ctx->warned_sweep = ctx->warned_sweep || err;
+}
+
+#define SWEEP_MS 1000	/* summaries of what was held back, this often */
+
+static int events_loop(struct ring_buffer *rb, long long timeout_ms, struct events_ctx *ctx)
 {
 	__s64 deadline = timeout_ms >= 0 ? now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000 : 0;
+	__s64 next_sweep = now_ns(CLOCK_MONOTONIC) + (__s64)SWEEP_MS * 1000000;
 	int n;
 
 	while (!events_stop) {
-		int wait_ms = -1;
+		int wait_ms = SWEEP_MS;
+		__s64 now = now_ns(CLOCK_MONOTONIC);
 
+		if (now >= next_sweep) {
+			events_sweep(ctx);
+			next_sweep = now + (__s64)SWEEP_MS * 1000000;
+		}
 		if (timeout_ms >= 0) {
-			__s64 left = deadline - now_ns(CLOCK_MONOTONIC);
+			__s64 left = deadline - now;
 
 			/* Past the deadline: one last look at what is already waiting. */
-			wait_ms = left > 0 ? (int)((left + 999999) / 1000000) : 0;
-			if (left > (__s64)INT_MAX * 1000000)
-				wait_ms = INT_MAX;
+			if (left <= 0)
+				wait_ms = 0;
+			else if (left < (__s64)SWEEP_MS * 1000000)
+				wait_ms = (int)((left + 999999) / 1000000);
 		}
 		n = ring_buffer__poll(rb, wait_ms);
 		if (n == -ECANCELED)
@@ -301,12 +351,15 @@ static int events_loop(struct ring_buffer *rb, long long timeout_ms)
 		if (timeout_ms >= 0 && now_ns(CLOCK_MONOTONIC) >= deadline && !wait_ms)
 			break;
 	}
+	/* What was held back up to the end, unless --count ended it. */
+	if (!ctx->count || ctx->seen < ctx->count)
+		events_sweep(ctx);
 	return 0;
 }
 
 int do_events(int argc, char **argv)
 {
-	struct events_ctx ctx = {};
+	struct events_ctx ctx = { .held = { .sources_fd = -1, .reported_fd = -1 } };
 	long long timeout_ms = -1;
 	struct sigaction sa = {};
 	struct ring_buffer *rb;
@@ -326,6 +379,10 @@ int do_events(int argc, char **argv)
 	fd = pin_map_open("events", "events", BPF_MAP_TYPE_RINGBUF, 0);
 	if (fd < 0)
 		return CMD_FAIL;
+	if (heldback_open(&ctx.held, "events")) {
+		close(fd);
+		return CMD_FAIL;
+	}
 
 	event_fmt_init(&ctx.fmt);
 	rb = ring_buffer__new(fd, event_handle, &ctx, NULL);
@@ -342,8 +399,9 @@ int do_events(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	err = events_loop(rb, timeout_ms);
+	err = events_loop(rb, timeout_ms, &ctx);
 	ring_buffer__free(rb);
+	heldback_close(&ctx.held);
 	close(fd);
 	if (err)
 		return CMD_FAIL;

@@ -244,4 +244,28 @@ void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *
 void format_time(char *buf, size_t size, __s64 real_ns);
 __s64 now_ns(clockid_t clk);
 
+/*
+ * Summary records of what the rate limit held back (heldback.c): each sweep reports, per
+ * source, the events held back since the last report, by whichever reader swept.
+ */
+struct heldback {
+	int sources_fd;		/* event_sources */
+	int reported_fd;	/* event_reported */
+};
+
+typedef void (*heldback_fn)(void *ctx, const struct nodefd_event_source *src, __u64 count,
+			    __u64 total);
+/* Opens the pinned maps, saying why not under @verb: 0 or -errno. */
+int heldback_open(struct heldback *h, const char *verb);
+/* Calls @fn once for each source with events held back not reported yet: 0 or -errno. */
+int heldback_sweep(struct heldback *h, heldback_fn fn, void *ctx);
+void heldback_close(struct heldback *h);
+/* A summary record: "type" "suppressed", the source, count and count_total. */
+struct json_object *heldback_json(const struct nodefd_event_source *src, __u64 count,
+				  __u64 total);
+void heldback_text(const struct nodefd_event_source *src, __u64 count, __u64 total, char *buf,
+		   size_t size);
+/* The source as a struct nodefd_event whose other fields are 0, for filters. */
+void heldback_event(const struct nodefd_event_source *src, struct nodefd_event *ev);
+
 #endif /* __NODEFDCTL_H */

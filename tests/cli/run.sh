@@ -1028,6 +1028,36 @@ t_dropped_live()
 }
 check "daemon: reports drops as they happen while it runs" t_dropped_live
 
+# 20 refusals of one source in a second: 8 events sent, the rest held back by the rate limit.
+# The source sends nothing more, yet the daemon reports them: a summary record within a tick.
+t_heldback_live()
+{
+	local start out pid id sent held i
+
+	sleep 1	# a new second
+	start=$(wc -l <"$T/d3.out")
+	set --
+	for i in $(seq 20); do
+		set -- "$@" try
+	done
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" "$@" 2>&1)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	id=$(stat -c %i "$CG/cli/enf")
+	wait_for "$T/d3.out" '"type":"suppressed"' || return 1
+	sleep 1.2	# one more tick: nothing is said twice
+	tail -n +"$((start + 1))" "$T/d3.out" >"$T/d3.new"
+	grep -F '"type":"suppressed"' "$T/d3.new"
+	sent=$(grep -F '"type":"event"' "$T/d3.new" | grep -cF "\"pid\":$pid,")
+	held=0
+	for i in $(grep -F '"type":"suppressed"' "$T/d3.new" | grep -F "\"cgroup_id\":$id," |
+		   field count); do
+		held=$((held + i))
+	done
+	echo "pid $pid: $sent events sent, $held in summary records"
+	[ "$sent" -ge 1 ] && [ "$sent" -lt 20 ] && [ $((sent + held)) = 20 ]
+}
+check "daemon: what the rate limit held back comes in a summary record, once" t_heldback_live
+
 stop_daemon TERM
 t_term()
 {

@@ -610,11 +610,17 @@ static int flooder(struct enf_agent *agent, void *arg)
 }
 
 /* Counts the upgrade events of @out, and the suppressed counts they carry; the ancestors ones. */
-static void tally(char *out, long *upgrades, long *carried, long *ancestors)
+static void tally(char *out, long *upgrades, long *carried, long *ancestors, long *summarized)
 {
 	char v[64];
 
 	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!json_get(line, "type", v, sizeof(v)) && !strcmp(v, "suppressed")) {
+			if (!json_get(line, "rule", v, sizeof(v)) && !strcmp(v, "upgrade") &&
+			    !json_get(line, "count", v, sizeof(v)))
+				*summarized += atol(v);
+			continue;
+		}
 		if (json_get(line, "rule", v, sizeof(v)))
 			continue;
 		if (!strcmp(v, "ancestors")) {
@@ -633,7 +639,7 @@ TEST_F(events, flood_drowns_no_new_kind_and_loses_nothing)
 	struct enf_agent agent = { .pid = -1, .to_child = -1, .from_child = -1 };
 	struct flood *fl = enf_shared(sizeof(*fl));
 	static char out[1 << 20];
-	long upgrades = 0, carried = 0, ancestors = 0;
+	long upgrades = 0, carried = 0, ancestors = 0, summarized = 0;
 
 	ASSERT_NE(NULL, fl);
 	strcpy(fl->tree, self->tree.path);
@@ -647,20 +653,25 @@ TEST_F(events, flood_drowns_no_new_kind_and_loses_nothing)
 	ASSERT_EQ(EACCES, fl->new_err);
 	/* Read only now: the ring buffer holds what the flood left in it. */
 	ASSERT_EQ(0, nodefdctl(args, out, sizeof(out)));
-	tally(out, &upgrades, &carried, &ancestors);
-	TH_LOG("%d refusals of one kind: %ld events sent, carrying %ld held back; the new kind: %ld",
-	       FLOOD, upgrades, carried, ancestors);
+	tally(out, &upgrades, &carried, &ancestors, &summarized);
+	TH_LOG("%d refusals of one kind: %ld events sent, carrying %ld held back, %ld in summary records; the new kind: %ld",
+	       FLOOD, upgrades, carried, summarized, ancestors);
 	EXPECT_EQ(1, ancestors);
 	EXPECT_LE(1, upgrades);
 	EXPECT_GT(FLOOD / 10, upgrades);
+	/* The flood stopped: no event of its source will carry the rest, a summary did. */
+	EXPECT_EQ(FLOOD, upgrades + summarized);
 	usleep(1100 * 1000);
 	enf_agent_resume(&agent);
 	ASSERT_EQ(0, enf_agent_join(&agent));
 	ASSERT_EQ(EACCES, fl->last_err);
 	ASSERT_EQ(0, nodefdctl(args, out, sizeof(out)));
-	tally(out, &upgrades, &carried, &ancestors);
-	TH_LOG("after the next upgrade: %ld events sent, carrying %ld held back", upgrades, carried);
+	summarized = 0;
+	tally(out, &upgrades, &carried, &ancestors, &summarized);
+	TH_LOG("after the next upgrade: %ld events sent, carrying %ld held back; summarized again: %ld",
+	       upgrades, carried, summarized);
 	EXPECT_EQ(FLOOD + 1, upgrades + carried);
+	EXPECT_EQ(0, summarized);	/* said once */
 	munmap(fl, sizeof(*fl));
 }
 
