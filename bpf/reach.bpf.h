@@ -33,7 +33,8 @@ struct walk {
 	__s8 search;			/* enum search of the refusing directory */
 	/* Small, the end in 8 bytes: the walk lives in the deepest call chain's second frame. */
 	__u8 binds;			/* bind mounts the walk may still step onto */
-	__u8 mode;			/* WALK_* of nodefd_check_place() */
+	__u8 mode : 2;			/* WALK_* of nodefd_check_place() */
+	__u8 up_mounted : 1;		/* with up: d is a mountpoint (DCACHE_MOUNTED) */
 	__u8 posixacl : 1;		/* m's superblock has SB_POSIXACL */
 	__u8 idmapped : 1;		/* m is an idmapped mount */
 	__u8 reached_root : 1;
@@ -369,20 +370,26 @@ static __noinline int root_is_init_root(void)
 }
 
 /*
- * @d's inode, and its parent in *@up: one read of 32 bytes where d_inode follows d_parent by
- * 24 (6.1 and 6.12: d_name between), which gives the next step its parent too.
+ * @d's inode, with its parent in @w->up and whether something is mounted on it in
+ * @w->up_mounted: one read of 56 bytes where d_flags heads struct dentry and d_parent and
+ * d_inode follow 24 bytes apart (6.1 to 7.3), which gives the next step its parent and
+ * mountpoint flag. A function of its own: its buffer is not in the frame of the walk's
+ * callback, which is on the deepest call chain.
  */
-static __always_inline struct inode *dentry_up(struct dentry *d, struct dentry **up)
+static __noinline struct inode *dentry_up(struct walk *w, struct dentry *d)
 {
-	__u64 w[4];
+	__u64 h[7];
 
-	if (bpf_core_field_offset(struct dentry, d_inode) ==
-	    bpf_core_field_offset(struct dentry, d_parent) + 24) {
-		bpf_core_read(w, sizeof(w), &d->d_parent);
-		*up = (struct dentry *)w[0];
-		return (struct inode *)w[3];
+	if (bpf_core_field_offset(struct dentry, d_flags) == 0 &&
+	    bpf_core_field_offset(struct dentry, d_parent) == 24 &&
+	    bpf_core_field_offset(struct dentry, d_inode) == 48) {
+		bpf_core_read(h, sizeof(h), d);
+		w->up = (struct dentry *)h[3];
+		w->up_mounted = !!((__u32)h[0] & DCACHE_MOUNTED);
+		return (struct inode *)h[6];
 	}
-	*up = BPF_CORE_READ(d, d_parent);
+	w->up = BPF_CORE_READ(d, d_parent);
+	w->up_mounted = !!(BPF_CORE_READ(d, d_flags) & DCACHE_MOUNTED);
 	return BPF_CORE_READ(d, d_inode);
 }
 
@@ -446,7 +453,8 @@ static long walk_step(__u32 i, void *ctx)
 	 * there, or the file is a container's) stands for the one of the opener's namespace that
 	 * shows the same directory, if there is one.
 	 */
-	if (!w->at_mountpoint && (BPF_CORE_READ(d, d_flags) & DCACHE_MOUNTED)) {
+	if (!w->at_mountpoint &&
+	    (w->up ? w->up_mounted : !!(BPF_CORE_READ(d, d_flags) & DCACHE_MOUNTED))) {
 		struct mount *m = w->m;
 		__u64 own = (__u64)m;
 
@@ -501,7 +509,7 @@ static long walk_step(__u32 i, void *ctx)
 		w->up = NULL;	/* p's parent not read: the next step (a second walk) reads it */
 		s = SEARCH_IDMAPPED;
 	} else {
-		s = may_search(&w->o, dentry_up(p, &w->up), w->posixacl, &w->generic_iop);
+		s = may_search(&w->o, dentry_up(w, p), w->posixacl, &w->generic_iop);
 	}
 	if (s == SEARCH_OK)
 		return 0;
