@@ -90,6 +90,8 @@ static void variants_choose(struct nodefd *skel)
 
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link, !cast);
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link___cast, cast);
+	/* The walk's way of reading a dentry, by the same line (bpf/reach.bpf.h, dentry_up()). */
+	skel->rodata->dentry_head_read = cast;
 }
 
 /* A variant's link is pinned under its program's name without the ___ suffix. */
