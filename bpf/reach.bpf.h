@@ -113,7 +113,9 @@ static __always_inline struct inode *dentry_up(struct walk *w, struct dentry *d)
 		w->up = (struct dentry *)h[0];
 		return (struct inode *)h[3];
 	}
+	/* Another layout: the flags too, for the step that reads them from here. */
 	w->up = BPF_CORE_READ(d, d_parent);
+	w->up_mounted = !!(BPF_CORE_READ(d, d_flags) & DCACHE_MOUNTED);
 	return BPF_CORE_READ(d, d_inode);
 }
 
