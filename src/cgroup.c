@@ -17,6 +17,7 @@
 
 #include "text.h"
 #include "cgroup.h"
+#include "glob.h"
 
 /*
  * A cgroup's id is what bpf_get_current_cgroup_id() gives its tasks: the
@@ -162,6 +163,13 @@ static int id_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A subdirectory (a child cgroup) whose path, @len bytes and a '/' before its name, fits. */
+static bool walk_child(const struct dirent *de, size_t len, size_t nlen, size_t size)
+{
+	return de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+	       len + 1 + nlen + 1 <= size;
+}
+
 static void walk_found(struct walk *w, __u64 id)
 {
 	const __u64 *hit = bsearch(&id, w->ids, w->n, sizeof(*w->ids), id_cmp);
@@ -190,9 +198,7 @@ static void walk_dir(struct walk *w, int dfd, size_t len, int depth)
 		struct stat st;
 		int fd;
 
-		if (de->d_type != DT_DIR || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (len + 1 + nlen + 1 > sizeof(w->path))
+		if (!walk_child(de, len, nlen, sizeof(w->path)))
 			continue;
 		w->dirs++;
 		if (len)
@@ -254,6 +260,116 @@ int cgroup_paths_of(const __u64 *ids, size_t n, char **paths)
 	free(w.paths);
 	free(sorted);
 	return 0;
+}
+
+/* Patterns: a depth-first walk below the pattern's base, pruned where nothing can match. */
+struct glob_walk {
+	const char *pattern;
+	cgroup_glob_fn fn;
+	void *arg;
+	bool fn_failed;		/* the error is @fn's, which said why */
+	size_t dirs;
+	char path[CGROUP_PATH_MAX];
+};
+
+static int glob_call(struct glob_walk *w, const char *rel, __u64 id, enum cgroup_glob_kind kind)
+{
+	int ret = w->fn(rel, id, kind, w->arg);
+
+	w->fn_failed = ret != 0;
+	return ret;
+}
+
+static int glob_dir(struct glob_walk *w, int dfd, size_t len)
+{
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		ret = -errno;
+		close(dfd);
+		return ret == -ENOENT ? 0 : ret;	/* removed meanwhile */
+	}
+	while (!ret && (de = readdir(d))) {
+		size_t nlen = strlen(de->d_name);
+		bool match, below;
+		struct stat st;
+		int fd;
+
+		if (!walk_child(de, len, nlen, sizeof(w->path)))
+			continue;
+		if (++w->dirs > WALK_MAX_DIRS) {
+			ret = -E2BIG;
+			break;
+		}
+		if (len)
+			w->path[len] = '/';
+		memcpy(w->path + len + !!len, de->d_name, nlen + 1);
+		match = glob_match(w->pattern, w->path);
+		below = glob_below(w->pattern, w->path);
+		if (match && !fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISDIR(st.st_mode))
+			ret = glob_call(w, w->path, st.st_ino, CGROUP_GLOB_MATCH);
+		if (!ret && below) {
+			ret = glob_call(w, w->path, 0, CGROUP_GLOB_PARENT);
+			fd = ret ? -1 :
+				   openat(dirfd(d), de->d_name,
+					  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				ret = glob_dir(w, fd, len + !!len + nlen);
+		}
+		w->path[len] = '\0';
+	}
+	closedir(d);
+	return ret;
+}
+
+int cgroup_glob_walk(const char *pattern, cgroup_glob_fn fn, void *arg, char *why, size_t wsize)
+{
+	struct glob_walk w = { .pattern = pattern, .fn = fn, .arg = arg };
+	char base[CGROUP_PATH_MAX], q[3 * 96 + 8];
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	int root, fd, ret;
+	__u64 id = 0;
+
+	glob_base(pattern, base, sizeof(base));
+	root = cgroup_root_open(why, wsize);
+	if (root < 0)
+		return root;
+	fd = (int)syscall(SYS_openat2, root, base[0] ? base : ".", &how, sizeof(how));
+	ret = fd < 0 ? -errno : 0;
+	close(root);
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		return 0;
+	if (ret) {
+		why_set(why, wsize, "%s: %s", text_quote(base, 96, q, sizeof(q)), strerror(-ret));
+		return ret;
+	}
+	snprintf(w.path, sizeof(w.path), "%s", base);
+	if (glob_match(pattern, base) && !cgroup_fd_id(fd, &id))
+		ret = glob_call(&w, base, id, CGROUP_GLOB_MATCH); /* a trailing double star: base too */
+	if (!ret)
+		ret = glob_call(&w, base, 0, CGROUP_GLOB_PARENT);
+	if (!ret)
+		ret = glob_dir(&w, fd, strlen(w.path));
+	else
+		close(fd);
+	if (w.fn_failed)
+		return ret;
+	if (ret == -E2BIG)
+		why_set(why, wsize, "'%s': more than %d cgroups to look at below %s",
+			text_quote(pattern, 96, q, sizeof(q)), WALK_MAX_DIRS, base[0] ? base : "the root");
+	else if (ret < 0)
+		why_set(why, wsize, "'%s': walking the cgroups below %s: %s",
+			text_quote(pattern, 96, q, sizeof(q)), base[0] ? base : "the root",
+			strerror(-ret));
+	return ret;
 }
 
 /*

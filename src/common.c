@@ -7,7 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <syslog.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <bpf/libbpf.h>
@@ -18,6 +21,35 @@
 bool json_output;
 bool pretty_output;
 bool debug_output;
+
+/*
+ * Under systemd, standard output and error may be a stream to the journal,
+ * which then reads a leading "<N>" of a line as its syslog priority
+ * (sd-daemon(3)).  The stream is the one $JOURNAL_STREAM names by device
+ * and inode (systemd.exec(5)); anywhere else no prefix is written.
+ */
+bool journal_stream(int fd)
+{
+	static int known[3] = { -1, -1, -1 };
+	unsigned long long dev, ino;
+	const char *env;
+	struct stat st;
+
+	if (fd < 0 || fd > 2)
+		return false;
+	if (known[fd] < 0) {
+		env = getenv("JOURNAL_STREAM");
+		known[fd] = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 && !fstat(fd, &st) &&
+			    st.st_dev == dev && st.st_ino == ino;
+	}
+	return known[fd];
+}
+
+static void journal_prefix(FILE *f, int prio)
+{
+	if (journal_stream(fileno(f)))
+		fprintf(f, "<%d>", prio);
+}
 
 /*
  * The one way errors reach the user: lowercase, naming the object and the
@@ -37,10 +69,11 @@ void p_err(const char *fmt, ...)
 		struct json_object *obj = json_object_new_object();
 
 		json_add_str(obj, "error", msg);
-		json_print(obj);
+		json_print_prio(obj, LOG_ERR);
 		json_object_put(obj);
 	} else {
 		fflush(stdout);
+		journal_prefix(stderr, LOG_ERR);
 		fprintf(stderr, "nodefdctl: %s\n", msg);
 	}
 }
@@ -51,6 +84,7 @@ void p_warn(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
+	journal_prefix(stderr, LOG_WARNING);
 	fprintf(stderr, "nodefdctl: warning: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -78,6 +112,11 @@ const char *errstr(int err)
  */
 void json_print(struct json_object *obj)
 {
+	json_print_prio(obj, LOG_INFO);
+}
+
+void json_print_prio(struct json_object *obj, int prio)
+{
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
 
 	if (json_object_is_type(obj, json_type_object) &&
@@ -85,6 +124,7 @@ void json_print(struct json_object *obj)
 		json_add_u64(obj, "schema", NODEFDCTL_JSON_SCHEMA);
 
 	flags |= pretty_output ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN;
+	journal_prefix(stdout, prio);
 	puts(json_object_to_json_string_ext(obj, flags));
 	fflush(stdout);
 }

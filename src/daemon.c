@@ -22,6 +22,7 @@
 #include "policyfile.h"
 #include "cgroup.h"
 #include "watch.h"
+#include "glob.h"
 
 /*
  * The daemon never holds enforcement up: the programs run from their pinned
@@ -58,9 +59,13 @@ struct daemon {
 	struct ring_buffer *rb;
 	struct event_fmt fmt;
 
-	/* The policy file in effect, and its sections' cgroup ids as applied (0: none yet). */
+	/*
+	 * The policy file in effect, its sections' cgroup ids as applied (0:
+	 * none yet; for a pattern how many cgroups it rules) and the policies.
+	 */
 	struct policyfile pf;
 	__u64 *ids;
+	struct policy_list applied;
 	struct cgroup_watch watch;	/* where those cgroups are made and removed */
 	bool watch_warned;
 	bool refresh_warned;
@@ -104,6 +109,27 @@ static void daemon_help(void)
 
 /* ---- output ------------------------------------------------------------ */
 
+/*
+ * Priorities, for syslog and the journal: a refusal is a warning, an audit
+ * (and a summary of events held back) a notice, the daemon's own failures
+ * errors, the rest information.
+ */
+static int event_prio(const struct nodefd_event *ev)
+{
+	return ev->action == NODEFD_MODE_ENFORCE ? LOG_WARNING : LOG_NOTICE;
+}
+
+/* "<N>" in front of a line of stdout when it goes to the journal, else "". */
+static const char *journal_tag(int prio)
+{
+	static char tag[8];
+
+	if (!journal_stream(STDOUT_FILENO))
+		return "";
+	snprintf(tag, sizeof(tag), "<%d>", prio & 7);
+	return tag;
+}
+
 static void note_v(struct daemon *d, int prio, struct json_object *obj, const char *fmt,
 		   va_list ap)
 {
@@ -114,10 +140,10 @@ static void note_v(struct daemon *d, int prio, struct json_object *obj, const ch
 	case OUT_JSON:
 		format_time(when, sizeof(when), now_ns(CLOCK_REALTIME));
 		json_add_str(obj, "time", when);
-		json_print(obj);
+		json_print_prio(obj, prio);
 		break;
 	case OUT_TEXT:
-		printf("nodefd: %s\n", text);
+		printf("%snodefd: %s\n", journal_tag(prio), text);
 		fflush(stdout);
 		break;
 	case OUT_SYSLOG:
@@ -187,17 +213,16 @@ static int daemon_event(void *ctx, void *data, size_t size)
 
 		if (d->draining)
 			json_add_bool(obj, "backlog", true);
-		json_print(obj);
+		json_print_prio(obj, event_prio(ev));
 		json_object_put(obj);
 		return 0;
 	}
 	event_text(&d->fmt, ev, line, sizeof(line));
 	if (d->out == OUT_TEXT) {
-		printf("%s%s\n", line, d->draining ? " backlog=yes" : "");
+		printf("%s%s%s\n", journal_tag(event_prio(ev)), line, d->draining ? " backlog=yes" : "");
 		fflush(stdout);
 	} else {
-		syslog(ev->action == NODEFD_MODE_ENFORCE ? LOG_WARNING : LOG_NOTICE, "%s%s", line,
-		       d->draining ? " backlog=yes" : "");
+		syslog(event_prio(ev), "%s%s", line, d->draining ? " backlog=yes" : "");
 	}
 	return 0;
 }
@@ -218,24 +243,71 @@ static int daemon_event(void *ctx, void *data, size_t size)
  * TICK_MS instead.
  */
 
-/* Watch where the sections' cgroups are made and removed; says the first failure only. */
+struct pattern_watch {
+	struct cgroup_watch *w;
+	char *why;
+	size_t size;
+	int err;
+};
+
+static int pattern_watch_dir(const char *rel, __u64 id, enum cgroup_glob_kind kind, void *arg)
+{
+	struct pattern_watch *pw = arg;
+	int err;
+
+	(void)id;
+	if (kind != CGROUP_GLOB_PARENT)
+		return 0;
+	err = cgroup_watch_dir(pw->w, rel, pw->err ? NULL : pw->why, pw->size);
+	if (err && !pw->err)
+		pw->err = err;
+	return 0;
+}
+
+/*
+ * Watch where the sections' cgroups are made and removed: the parent of
+ * each exact path and of each pattern's base, and every cgroup below a
+ * base that a match may be made in.  Says the first failure only.
+ */
 static void watches_reset(struct daemon *d)
 {
-	const char **paths;
+	struct pattern_watch pw = { .w = &d->watch };
 	char why[REASON_MAX];
+	char (*bases)[CGROUP_PATH_MAX];
+	const char **paths;
+	int err;
 
 	if (d->watch.fd < 0)
 		return;
 	paths = calloc(d->pf.n + 1, sizeof(*paths));
-	if (!paths)
-		return;
-	for (size_t i = 0; i < d->pf.n; i++)
+	bases = calloc(d->pf.n + 1, sizeof(*bases));
+	if (!paths || !bases)
+		goto out;
+	for (size_t i = 0; i < d->pf.n; i++) {
 		paths[i] = d->pf.entries[i].path;
-	if (cgroup_watch_reset(&d->watch, paths, d->pf.n, why, sizeof(why)) && !d->watch_warned) {
+		if (d->pf.entries[i].pattern) {
+			glob_base(paths[i], bases[i], sizeof(bases[i]));
+			paths[i] = bases[i];
+		}
+	}
+	err = cgroup_watch_reset(&d->watch, paths, d->pf.n, why, sizeof(why));
+	pw.why = err ? NULL : why;
+	pw.size = sizeof(why);
+	pw.err = err;
+	for (size_t i = 0; i < d->pf.n; i++) {
+		if (!d->pf.entries[i].pattern)
+			continue;
+		if (cgroup_glob_walk(d->pf.entries[i].path, pattern_watch_dir, &pw,
+				     pw.err ? NULL : why, sizeof(why)) && !pw.err)
+			pw.err = -EIO;
+	}
+	if (pw.err && !d->watch_warned) {
 		note_error(d, "%s", why);
 		d->watch_warned = true;
 	}
+out:
 	free(paths);
+	free(bases);
 }
 
 static void policy_record_add(struct json_object *obj, const struct policyfile *pf,
@@ -317,8 +389,11 @@ static int daemon_policy_apply(struct daemon *d, const char *why_now)
 		     why_now, d->policy_file, l.n, l.n == 1 ? "policy" : "policies", pending);
 		policyfile_free(&d->pf);
 		free(d->ids);
+		policy_list_free(&d->applied);
 		d->pf = pf;
 		d->ids = ids;
+		d->applied = l;
+		memset(&l, 0, sizeof(l));
 		watches_reset(d);
 	}
 	policy_list_free(&l);
@@ -333,11 +408,13 @@ static bool policy_ids_changed(struct daemon *d, __u64 *ids)
 	char why[4 * REASON_MAX];
 	struct policy_list l;
 	size_t pending;
+	bool changed;
 
 	if (policy_file_resolve(d->policy_file, &d->pf, ids, &pending, &l, why, sizeof(why)))
 		return true;	/* said when done again under the lock */
+	changed = memcmp(ids, d->ids, d->pf.n * sizeof(*ids)) || !policy_list_same(&l, &d->applied);
 	policy_list_free(&l);
-	return memcmp(ids, d->ids, d->pf.n * sizeof(*ids));
+	return changed;
 }
 
 /* A watched directory changed (or a tick passed): apply the file again if a cgroup came or went. */
@@ -369,7 +446,7 @@ static void daemon_policy_refresh(struct daemon *d)
 		goto out_unlock;
 	}
 	d->refresh_warned = false;
-	if (!memcmp(ids, d->ids, d->pf.n * sizeof(*ids)))
+	if (!memcmp(ids, d->ids, d->pf.n * sizeof(*ids)) && policy_list_same(&l, &d->applied))
 		goto out_unlock;
 	err = policy_swap(d->outer_fd, &l);
 	if (err) {
@@ -386,6 +463,9 @@ static void daemon_policy_refresh(struct daemon *d)
 	     "policy: cgroups made or removed: %s applied again: %zu %s in effect, %zu for cgroups not there yet",
 	     d->policy_file, l.n, l.n == 1 ? "policy" : "policies", pending);
 	memcpy(d->ids, ids, d->pf.n * sizeof(*ids));
+	policy_list_free(&d->applied);
+	d->applied = l;
+	memset(&l, 0, sizeof(l));
 out_unlock:
 	lock_release(lock);
 	policy_list_free(&l);
@@ -475,13 +555,13 @@ static void daemon_heldback(void *ctx, const struct nodefd_event_source *src, __
 	if (d->out == OUT_JSON) {
 		struct json_object *obj = heldback_json(src, count, total);
 
-		json_print(obj);
+		json_print_prio(obj, LOG_NOTICE);
 		json_object_put(obj);
 		return;
 	}
 	heldback_text(src, count, total, line, sizeof(line));
 	if (d->out == OUT_TEXT) {
-		printf("%s\n", line);
+		printf("%s%s\n", journal_tag(LOG_NOTICE), line);
 		fflush(stdout);
 	} else {
 		syslog(LOG_NOTICE, "%s", line);
@@ -648,6 +728,7 @@ static void daemon_close(struct daemon *d)
 {
 	policyfile_free(&d->pf);
 	free(d->ids);
+	policy_list_free(&d->applied);
 	cgroup_watch_free(&d->watch);
 	ring_buffer__free(d->rb);
 	if (d->outer_fd >= 0)
@@ -854,11 +935,19 @@ int do_daemon(int argc, char **argv)
 	note_start(&d, loaded);
 	if (daemon_policy_apply(&d, "start")) {
 		struct json_object *obj = record("stop");
+		char status[256];
 
 		json_add_str(obj, "reason", "policy rejected");
 		note(&d, LOG_ERR, obj,
 		     "stopping: the policy file was rejected at start; enforcement stays in place with the policy it had");
-		goto out_close;
+		snprintf(status, sizeof(status),
+			 "STATUS=stopped: %s rejected (exit %d); enforcing with the policy it had",
+			 d.policy_file, DAEMON_POLICY_REJECTED);
+		daemon_notify(&d, status);
+		daemon_close(&d);
+		close(sfd);
+		lock_release(lock);
+		return DAEMON_POLICY_REJECTED;
 	}
 	if (daemon_catch_up(&d))
 		goto out_close;

@@ -38,6 +38,8 @@ enum {
 	STATUS_DISABLED = 3,	/* loaded but disabled */
 	STATUS_NOT_LOADED = 4,	/* not loaded */
 	STATUS_NO_PERMISSION = 5, /* cannot tell: no permission to look */
+	/* daemon: its policy file rejected at start (trying again will not help) */
+	DAEMON_POLICY_REJECTED = 6,
 };
 
 /*
@@ -121,8 +123,12 @@ int print_version(void);
 /* Output and errors (common.c). */
 void p_err(const char *fmt, ...) __printf(1, 2);
 void p_warn(const char *fmt, ...) __printf(1, 2);
+/* Whether fd 1 or 2 is the journal's stream (lines then carry their priority as "<N>"). */
+bool journal_stream(int fd);
 const char *errstr(int err);
 void json_print(struct json_object *obj);
+/* json_print(), a line of syslog priority @prio (LOG_*) for the journal. */
+void json_print_prio(struct json_object *obj, int prio);
 void json_add_str(struct json_object *obj, const char *key, const char *val);
 void json_add_u64(struct json_object *obj, const char *key, __u64 val);
 void json_add_s64(struct json_object *obj, const char *key, __s64 val);
@@ -204,6 +210,8 @@ struct policy_list {
 int policy_list_read(int outer_fd, struct policy_list *l);
 int policy_list_put(struct policy_list *l, __u64 id, const struct nodefd_policy *p);
 int policy_list_del(struct policy_list *l, __u64 id);
+/* Whether @a and @b hold the same policies for the same ids (sorts both). */
+bool policy_list_same(struct policy_list *a, struct policy_list *b);
 /* @id's entry of a list as policy_list_read() sorts it, or NULL. */
 const struct nodefd_policy *policy_list_find(const struct policy_list *l, __u64 id);
 void policy_list_free(struct policy_list *l);

@@ -29,8 +29,10 @@ static void policy_help(void)
 	       "  policy unset CGROUP | --id ID\n"
 	       "        remove CGROUP's own policy (by cgroup id for a cgroup that is gone):\n"
 	       "        it then inherits its nearest ancestor's.\n"
-	       "  policy show [CGROUP]\n"
-	       "        every policy; or the one CGROUP follows, its own or inherited.\n"
+	       "  policy show [CGROUP] [--file FILE]\n"
+	       "        every policy; or the one CGROUP follows, its own or inherited, and\n"
+	       "        the section of FILE (default " POLICY_FILE_DEFAULT ") it comes from:\n"
+	       "        the one naming the cgroup, or the most specific pattern matching it.\n"
 	       "  policy check FILE\n"
 	       "        read FILE as the daemon would (nodefd-policy.conf(5)), change nothing.\n"
 	       "  policy load FILE\n"
@@ -47,6 +49,10 @@ static void policy_help(void)
 
 /* ---- arguments --------------------------------------------------------- */
 
+/* policy show --file: the policy file whose sections `policy show CGROUP` explains. */
+static const char *show_file = POLICY_FILE_DEFAULT;
+static bool show_file_named;
+
 /*
  * Global options, help, and --id for unset: operands left at argv[optind..].
  * Returns -1 to go on, else the exit status.
@@ -56,6 +62,7 @@ static int policy_opts(int argc, char **argv, const char *verb, bool allow_id, _
 {
 	static const struct option opts[] = {
 		{ "id", required_argument, NULL, 'i' },
+		{ "file", required_argument, NULL, 'f' },
 		GLOBAL_LONG_OPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -66,6 +73,15 @@ static int policy_opts(int argc, char **argv, const char *verb, bool allow_id, _
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
 		switch (c) {
+		case 'f':
+			if (strcmp(verb, "show")) {
+				p_err("policy %s: unknown option '--file' (only 'policy show' takes it)",
+				      verb);
+				return CMD_USAGE;
+			}
+			show_file = optarg;
+			show_file_named = true;
+			break;
 		case 'i':
 			if (!allow_id) {
 				p_err("policy %s: unknown option '--id' (only 'policy unset' takes it)",
@@ -355,6 +371,77 @@ out:
 }
 
 /*
+ * Which section of show_file gives the cgroup at @rel, where the policy
+ * @p in effect comes from (NULL: none), its policy, and why that one: into
+ * @obj, or printed.
+ */
+static void show_section(const char *rel, const struct nodefd_policy *p, struct json_object *obj)
+{
+	char why[4 * REASON_MAX], q[3 * 256 + 8], qpath[3 * 128 + 8];
+	const struct policy_entry *e;
+	struct json_object *sec;
+	struct policyfile pf;
+	size_t matching;
+	long idx;
+	bool agrees;
+	int err;
+
+	err = policy_file_parse(show_file, &pf, why, sizeof(why));
+	if (err == -ENOENT && !show_file_named) {
+		if (obj)
+			json_object_object_add(obj, "section", NULL);
+		return;
+	}
+	if (err) {
+		if (obj) {
+			json_object_object_add(obj, "section", NULL);
+			json_add_str(obj, "section_error", why);
+		} else {
+			printf("  section: cannot tell: %s\n", why);
+		}
+		return;
+	}
+	text_quote(show_file, 256, q, sizeof(q));
+	idx = policyfile_rule(&pf, rel, &matching);
+	if (idx < 0) {
+		if (obj)
+			json_object_object_add(obj, "section", NULL);
+		else if (p)
+			printf("  section: none of %s names or matches it (a policy set by 'nodefdctl policy set'?)\n",
+			       q);
+		else
+			printf("  section: none of %s names or matches it\n", q);
+		policyfile_free(&pf);
+		return;
+	}
+	e = &pf.entries[idx];
+	agrees = p && !memcmp(p, &e->policy, sizeof(*p));
+	text_quote(e->path, 128, qpath, sizeof(qpath));
+	if (obj) {
+		sec = json_object_new_object();
+		json_add_str(sec, "file", show_file);
+		json_add_u64(sec, "line", (__u64)e->line);
+		json_add_str(sec, "path", e->path);
+		json_add_bool(sec, "pattern", e->pattern);
+		json_add_u64(sec, "matching", matching);
+		json_add_bool(sec, "in_effect", agrees);
+		json_object_object_add(obj, "section", sec);
+	} else {
+		printf("  section: [cgroup \"%s\"] at %s:%d: %s%s\n", qpath, q, e->line,
+		       !e->pattern	 ? "names it" :
+		       matching == 1 ? "the one pattern matching it" :
+				       "the most specific of the patterns matching it",
+		       agrees ? "" :
+		       p	? "; not what is in effect (the file changed since it was applied, or 'policy set' did)" :
+			  "; not in effect (no daemon applied the file since the cgroup was made?)");
+		if (e->pattern && matching > 1)
+			printf("  (%zu sections match it: the one naming it wins, else the pattern with the most literal characters, else the earliest)\n",
+			       matching);
+	}
+	policyfile_free(&pf);
+}
+
+/*
  * The policy @rel follows, found as the BPF programs find it: its own
  * entry, else the nearest ancestor's, looking CGROUP_LOOKUP_DEPTH levels up.
  */
@@ -367,6 +454,7 @@ static int show_one(int outer, const char *rel)
 	char abs[CGROUP_PATH_MAX + 16], from_abs[CGROUP_PATH_MAX + 16], anc[CGROUP_PATH_MAX];
 	char why[REASON_MAX], buf[256];
 	const struct nodefd_policy *p = NULL;
+	char from_rel[CGROUP_PATH_MAX];
 	struct policy_list l;
 	__u64 id, from_id = 0;
 	int err, level = 0;
@@ -402,6 +490,7 @@ static int show_one(int outer, const char *rel)
 		p = policy_list_find(&l, aid);
 		if (p) {
 			from_id = aid;
+			snprintf(from_rel, sizeof(from_rel), "%s", anc);
 			cgroup_path_absolute(anc, from_abs, sizeof(from_abs));
 			break;
 		}
@@ -419,6 +508,7 @@ static int show_one(int outer, const char *rel)
 			json_object_object_add(obj, "from_id", NULL);
 		policy_json_add(obj, p ? p : &all_enforced);
 		json_add_u64(obj, "map_id", l.map_id);
+		show_section(p ? from_rel : rel, p, obj);
 		json_print(obj);
 		json_object_put(obj);
 	} else {
@@ -432,6 +522,7 @@ static int show_one(int outer, const char *rel)
 		else
 			printf("%s (cgroup %llu): inherited from %s (cgroup %llu): %s\n", abs,
 			       (unsigned long long)id, from_abs, (unsigned long long)from_id, buf);
+		show_section(p ? from_rel : rel, p, NULL);
 	}
 	policy_list_free(&l);
 	return CMD_OK;
@@ -448,7 +539,7 @@ static int do_policy_show(int argc, char **argv)
 	argc -= optind;
 	argv += optind;
 	if (argc > 1) {
-		p_err("policy show: unexpected argument '%s'; usage: nodefdctl policy show [CGROUP]",
+		p_err("policy show: unexpected argument '%s'; usage: nodefdctl policy show [CGROUP] [--file FILE]",
 		      text_quote(argv[1], 64, q, sizeof(q)));
 		return CMD_USAGE;
 	}
@@ -465,6 +556,30 @@ static int do_policy_show(int argc, char **argv)
 	return ret;
 }
 
+/*
+ * A section naming a cgroup that does not exist, which no pattern of the
+ * file matches either, is most often a typo: say so (on stderr; the file
+ * is valid all the same, as a unit not started yet is no error).
+ */
+static void file_warn(const char *file, const struct policyfile *pf, const __u64 *ids)
+{
+	char abs[CGROUP_PATH_MAX + 16], q[3 * 256 + 8];
+	size_t matching;
+
+	for (size_t i = 0; i < pf->n; i++) {
+		const struct policy_entry *e = &pf->entries[i];
+
+		if (e->pattern || ids[i])
+			continue;
+		policyfile_rule(pf, e->path, &matching);
+		if (matching > 1)
+			continue;	/* a pattern of the file expects such cgroups too */
+		cgroup_path_absolute(e->path, abs, sizeof(abs));
+		p_warn("%s:%d: %s: no such cgroup, and no pattern of the file matches it (a typo? fine for a unit not started yet)",
+		       text_quote(file, 256, q, sizeof(q)), e->line, abs);
+	}
+}
+
 static void file_report(const char *file, const struct policyfile *pf, const __u64 *ids,
 			const struct policy_list *l, bool applied)
 {
@@ -473,6 +588,7 @@ static void file_report(const char *file, const struct policyfile *pf, const __u
 
 	for (size_t i = 0; i < pf->n; i++)
 		pending += !ids[i];
+	file_warn(file, pf, ids);
 	if (json_output) {
 		struct json_object *obj = json_object_new_object();
 		struct json_object *arr = json_object_new_array();
@@ -487,12 +603,15 @@ static void file_report(const char *file, const struct policyfile *pf, const __u
 
 			cgroup_path_absolute(pf->entries[i].path, abs, sizeof(abs));
 			json_add_str(o, "cgroup", abs);
-			if (ids[i])
+			if (ids[i] && !pf->entries[i].pattern)
 				json_add_u64(o, "cgroup_id", ids[i]);
 			else
 				json_object_object_add(o, "cgroup_id", NULL);
 			json_add_u64(o, "line", (__u64)pf->entries[i].line);
 			policy_json_add(o, &pf->entries[i].policy);
+			json_add_bool(o, "pattern", pf->entries[i].pattern);
+			if (pf->entries[i].pattern)
+				json_add_u64(o, "cgroups", ids[i]);
 			json_object_array_add(arr, o);
 		}
 		json_object_object_add(obj, "policies", arr);
@@ -508,7 +627,10 @@ static void file_report(const char *file, const struct policyfile *pf, const __u
 	for (size_t i = 0; i < pf->n; i++) {
 		cgroup_path_absolute(pf->entries[i].path, abs, sizeof(abs));
 		policy_format(&pf->entries[i].policy, buf, sizeof(buf));
-		if (ids[i])
+		if (pf->entries[i].pattern)
+			printf("  %s (line %d, pattern, %llu %s now): %s\n", abs, pf->entries[i].line,
+			       (unsigned long long)ids[i], ids[i] == 1 ? "cgroup" : "cgroups", buf);
+		else if (ids[i])
 			printf("  %s (cgroup %llu): %s\n", abs, (unsigned long long)ids[i], buf);
 		else
 			printf("  %s (line %d, no such cgroup yet): %s\n", abs, pf->entries[i].line,

@@ -10,6 +10,7 @@
 #include <ini.h>
 
 #include "policyfile.h"
+#include "glob.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -280,7 +281,7 @@ static void pf_see_line(struct pf_parse *st, const char *line)
 		s++;
 	if (*s != '[')
 		return;
-	end = strchr(s + 1, ']');
+	end = strrchr(s + 1, ']');	/* the last: a pattern's "[...]" is inside */
 	if (!end) {
 		st->hint_line = st->lineno;
 		st->hint = "section header without ']'";
@@ -357,6 +358,8 @@ static int pf_section_path(struct pf_parse *st, char *path, size_t size)
 			}
 			err = cgroup_path_normalize(inner, path, size, why, sizeof(why));
 			free(inner);
+			if (!err && glob_is_pattern(path))
+				err = glob_check(path, why, sizeof(why));
 			if (err)
 				pf_fail(st, st->sec_line, "%s", why);
 			return err;
@@ -417,6 +420,7 @@ static int pf_entry_end(struct pf_parse *st)
 		return -EINVAL;
 	}
 	e->path = st->cur_path;
+	e->pattern = glob_is_pattern(e->path);
 	e->line = st->cur_line;
 	st->cur_path = NULL;
 	st->cur_line = 0;
@@ -598,4 +602,36 @@ out:
 	}
 	free(st);
 	return ret;
+}
+
+long policyfile_rule(const struct policyfile *pf, const char *rel, size_t *matching)
+{
+	unsigned int best_literals = 0;
+	long best = -1;
+	size_t n = 0;
+
+	for (size_t i = 0; i < pf->n; i++) {
+		const struct policy_entry *e = &pf->entries[i];
+		unsigned int lit;
+
+		if (!e->pattern) {
+			if (strcmp(e->path, rel))
+				continue;
+			n++;
+			best = (long)i;
+			best_literals = ~0u;	/* a section naming the cgroup beats every pattern */
+			continue;
+		}
+		if (!glob_match(e->path, rel))
+			continue;
+		n++;
+		lit = glob_literals(e->path);
+		if (best < 0 || lit > best_literals) {
+			best = (long)i;
+			best_literals = lit;
+		}
+	}
+	if (matching)
+		*matching = n;
+	return best;
 }

@@ -26,6 +26,7 @@
 /* One policy of a file or a command line: for the cgroup at @path. */
 struct policy_entry {
 	char *path;			/* normalised, relative to CGROUP_ROOT; "" is the root */
+	bool pattern;			/* @path is a pattern (glob.h) */
 	struct nodefd_policy policy;
 	int line;			/* of its section header; 0 on a command line */
 };
@@ -61,5 +62,14 @@ int policy_spec_parse(int argc, char *const *args, struct nodefd_policy *policy,
 int policyfile_parse(const char *text, size_t len, struct policyfile *pf, int *line, char *why,
 		     size_t size);
 void policyfile_free(struct policyfile *pf);
+
+/*
+ * The entry that rules the cgroup at normalised path @rel: the section
+ * naming it exactly, else of the patterns matching it the one with the
+ * most literal characters (glob_literals()), the earlier in the file on a
+ * tie.  Its index, or -1 when no section names or matches @rel;
+ * *@matching (may be NULL) gets how many sections do.
+ */
+long policyfile_rule(const struct policyfile *pf, const char *rel, size_t *matching);
 
 #endif /* __NODEFD_POLICYFILE_H */

@@ -86,6 +86,19 @@ static int item_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+bool policy_list_same(struct policy_list *a, struct policy_list *b)
+{
+	if (a->n != b->n)
+		return false;
+	qsort(a->items, a->n, sizeof(*a->items), item_cmp);
+	qsort(b->items, b->n, sizeof(*b->items), item_cmp);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->items[i].id != b->items[i].id ||
+		    memcmp(&a->items[i].policy, &b->items[i].policy, sizeof(a->items[i].policy)))
+			return false;
+	return true;
+}
+
 const struct nodefd_policy *policy_list_find(const struct policy_list *l, __u64 id)
 {
 	struct policy_item key = { .id = id };
@@ -346,12 +359,49 @@ int policy_file_parse(const char *file, struct policyfile *pf, char *why, size_t
 	return err;
 }
 
+/* A pattern's walk: the cgroups it rules, into the list. */
+struct pattern_resolve {
+	const struct policyfile *pf;
+	size_t entry;
+	__u64 ruled;
+	bool failed;		/* said why, in @why */
+	struct policy_list *l;
+	const char *qfile;
+	char *why;
+	size_t size;
+};
+
+static int pattern_found(const char *rel, __u64 id, enum cgroup_glob_kind kind, void *arg)
+{
+	struct pattern_resolve *r = arg;
+	const struct policy_entry *e = &r->pf->entries[r->entry];
+
+	if (kind != CGROUP_GLOB_MATCH || policyfile_rule(r->pf, rel, NULL) != (long)r->entry)
+		return 0;
+	if (r->l->n >= NODEFD_MAX_POLICIES) {
+		snprintf(r->why, r->size,
+			 "%s:%d: the file's sections and patterns give more than %d cgroups a policy",
+			 r->qfile, e->line, NODEFD_MAX_POLICIES);
+		r->failed = true;
+		return -E2BIG;
+	}
+	if (policy_list_put(r->l, id, &e->policy)) {
+		snprintf(r->why, r->size, "%s: out of memory", r->qfile);
+		r->failed = true;
+		return -ENOMEM;
+	}
+	r->ruled++;
+	return 0;
+}
+
 /*
  * A section may name a cgroup that does not exist yet (a service not
  * started): its id is 0 and it is left out of @l, to be applied when the
  * cgroup appears (the daemon watches for it).  Anything else wrong with a
  * path (not a directory, a symbolic link, another filesystem) rejects the
- * file, as does a cgroup named twice under two spellings.
+ * file, as does a cgroup named twice under two spellings.  A pattern gives
+ * its policy to every cgroup it rules now (policyfile_rule()); ids[i] is
+ * how many, 0 (pending) for none.
  */
 int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *ids,
 			size_t *pending, struct policy_list *l, char *why, size_t size)
@@ -366,6 +416,8 @@ int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *id
 		const struct policy_entry *e = &pf->entries[i];
 
 		ids[i] = 0;
+		if (e->pattern)
+			continue;
 		err = cgroup_resolve(e->path, &ids[i], reason, sizeof(reason));
 		if (err == -ENOENT) {
 			ids[i] = 0;
@@ -378,7 +430,7 @@ int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *id
 			break;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (ids[j] == ids[i]) {
+			if (!pf->entries[j].pattern && ids[j] == ids[i]) {
 				snprintf(why, size, "%s:%d: the same cgroup (%llu) as line %d",
 					 qfile, e->line, (unsigned long long)ids[i],
 					 pf->entries[j].line);
@@ -390,6 +442,20 @@ int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *id
 			snprintf(why, size, "%s: out of memory", qfile);
 			err = -ENOMEM;
 		}
+	}
+	for (size_t i = 0; i < pf->n && !err; i++) {
+		struct pattern_resolve r = {
+			.pf = pf, .entry = i, .l = l, .qfile = qfile, .why = why, .size = size,
+		};
+
+		if (!pf->entries[i].pattern)
+			continue;
+		err = cgroup_glob_walk(pf->entries[i].path, pattern_found, &r, reason,
+				       sizeof(reason));
+		if (err && !r.failed)
+			snprintf(why, size, "%s:%d: %s", qfile, pf->entries[i].line, reason);
+		ids[i] = r.ruled;
+		*pending += !r.ruled;
 	}
 	if (err)
 		policy_list_free(l);

@@ -35,32 +35,9 @@ static void watch_clear(struct cgroup_watch *w)
 	w->n = 0;
 }
 
-/* The parent of @rel, or the nearest ancestor that exists: 0 or -errno with the reason. */
-static int watch_add(struct cgroup_watch *w, const char *rel, char *why, size_t size)
+/* Remember @wd once. */
+static int watch_keep(struct cgroup_watch *w, int wd, const char *abs, char *why, size_t size)
 {
-	char dir[CGROUP_PATH_MAX], abs[CGROUP_PATH_MAX + 16];
-	int wd = -1, err;
-
-	snprintf(dir, sizeof(dir), "%s", rel);
-	while (dir[0] && wd < 0) {
-		char *slash = strrchr(dir, '/');
-
-		if (slash)
-			*slash = '\0';
-		else
-			dir[0] = '\0';
-		cgroup_path_absolute(dir, abs, sizeof(abs));
-		wd = inotify_add_watch(w->fd, abs,
-				       IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW);
-		if (wd < 0 && errno != ENOENT && errno != ENOTDIR) {
-			err = -errno;
-			why_set(why, size, "%s: cannot watch it for cgroups made and removed: %s",
-				abs, errstr(err));
-			return err;
-		}
-	}
-	if (wd < 0)
-		return 0;
 	for (size_t i = 0; i < w->n; i++)
 		if (w->wds[i] == wd)
 			return 0;
@@ -77,6 +54,62 @@ static int watch_add(struct cgroup_watch *w, const char *rel, char *why, size_t 
 	}
 	w->wds[w->n++] = wd;
 	return 0;
+}
+
+/* A watch on the directory @abs: its wd, -1 if it is not there, or -errno with the reason. */
+static int watch_one(struct cgroup_watch *w, const char *abs, char *why, size_t size)
+{
+	int wd, err;
+
+	wd = inotify_add_watch(w->fd, abs, IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW);
+	if (wd >= 0)
+		return wd;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return -1;
+	err = -errno;
+	why_set(why, size, "%s: cannot watch it for cgroups made and removed: %s", abs,
+		errstr(err));
+	if (err == -ENOSPC)
+		why_set(why, size,
+			"%s: cannot watch it for cgroups made and removed: no inotify watch left (fs.inotify.max_user_watches)",
+			abs);
+	return err;
+}
+
+/* The parent of @rel, or the nearest ancestor that exists: 0 or -errno with the reason. */
+static int watch_add(struct cgroup_watch *w, const char *rel, char *why, size_t size)
+{
+	char dir[CGROUP_PATH_MAX], abs[CGROUP_PATH_MAX + 16];
+	int wd = -1;
+
+	snprintf(dir, sizeof(dir), "%s", rel);
+	while (dir[0] && wd < 0) {
+		char *slash = strrchr(dir, '/');
+
+		if (slash)
+			*slash = '\0';
+		else
+			dir[0] = '\0';
+		cgroup_path_absolute(dir, abs, sizeof(abs));
+		wd = watch_one(w, abs, why, size);
+		if (wd < -1)
+			return wd;
+	}
+	return wd < 0 ? 0 : watch_keep(w, wd, abs, why, size);
+}
+
+int cgroup_watch_dir(struct cgroup_watch *w, const char *rel, char *why, size_t size)
+{
+	char abs[CGROUP_PATH_MAX + 16];
+	int wd;
+
+	if (w->fd < 0)
+		return 0;
+	cgroup_path_absolute(rel, abs, sizeof(abs));
+	wd = watch_one(w, abs, why, size);
+	if (wd < -1)
+		return wd;
+	return wd < 0 ? 0 : watch_keep(w, wd, abs, why, size);
 }
 
 int cgroup_watch_reset(struct cgroup_watch *w, const char *const *paths, size_t n, char *why,

@@ -24,6 +24,12 @@ void cgroup_watch_free(struct cgroup_watch *w);
  */
 int cgroup_watch_reset(struct cgroup_watch *w, const char *const *paths, size_t n, char *why,
 		       size_t size);
+/*
+ * Watch the cgroup at @rel itself too (one a pattern's match may be made
+ * below), after cgroup_watch_reset().  0 (also when it is not there), or
+ * -errno with the reason in @why.
+ */
+int cgroup_watch_dir(struct cgroup_watch *w, const char *rel, char *why, size_t size);
 /* Reads what inotify has: true if a watched directory changed. */
 bool cgroup_watch_changed(struct cgroup_watch *w);
 

@@ -767,8 +767,8 @@ check "policy file: not root's" t_not_owned
 check "policy file: a directory" expect 1 "$T: not a regular file" nodefdctl policy load "$T"
 check "policy file: missing" expect 1 "$T/none.conf: no such file or directory" \
 	nodefdctl policy load "$T/none.conf"
-check "daemon: a bad policy file at start: exit 1, maps kept" \
-	expect 1 "key.conf:3: unknown key 'mod'" nodefdctl daemon --policy "$T/key.conf"
+check "daemon: a bad policy file at start: exit 6, maps kept" \
+	expect 6 "key.conf:3: unknown key 'mod'" nodefdctl daemon --policy "$T/key.conf"
 t_check_good()
 {
 	printf '[default]\nmode = audit\n[cgroup "cli/aud"]\nmode = off\nupgrade = audit\n' \
@@ -1105,6 +1105,131 @@ if command -v syslogd >/dev/null; then
 else
 	skip "daemon --output syslog" "no syslogd in the guest"
 fi
+
+# ---- policy by pattern ---------------------------------------------------------------------
+
+mkdir -p "$CG/cli/pat/app-1.scope"
+policy_file "$T/pat.conf" <<EOF
+[cgroup "cli/pat"]
+mode = enforce
+
+[cgroup "cli/pat/app-*.scope"]
+mode = audit
+
+# more literal characters than the one above: wins where both match
+[cgroup "cli/pat/app-special-*.scope"]
+mode = off
+
+[cgroup "cli/pat/**/leaf-[0-9]"]
+mode = audit
+upgrade = off
+
+# exact beats every pattern
+[cgroup "cli/pat/app-exact.scope"]
+mode = enforce
+EOF
+check "policy check: a pattern says how many cgroups it rules now" \
+	expect 0 "$CG/cli/pat/app-*.scope (line 4, pattern, 1 cgroup now): upgrade=audit" \
+	nodefdctl policy check "$T/pat.conf"
+check "policy check --json: a pattern's entry" \
+	expect 0 '"cgroup":"'"$CG"'/cli/pat/**/leaf-[0-9]","cgroup_id":null,"line":11,"upgrade":"off","append":"audit","ancestors":"audit","reach":"audit","path_read":false,"strict":false,"pattern":true,"cgroups":0}' \
+	nodefdctl -j policy check "$T/pat.conf"
+t_typo_warned()
+{
+	local out
+
+	printf '[cgroup "cli/pat/app-*.scope"]\nmode = audit\n[cgroup "cli/pat/app-9.scope"]\nmode = off\n[cgroup "cli/pat/aap-1.scope"]\nmode = off\n' >"$T/typo.conf"
+	chmod 0644 "$T/typo.conf"
+	out=$(nodefdctl policy check "$T/typo.conf" 2>&1) || return 1
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -qF "typo.conf:5: $CG/cli/pat/aap-1.scope: no such cgroup, and no pattern of the file matches it" &&
+		! printf '%s\n' "$out" | grep -qF "typo.conf:3:"
+}
+check "policy check: warns of a missing cgroup no pattern matches (a typo), not of one a pattern expects" \
+	t_typo_warned
+check "policy file: '**' inside a component" \
+	bad_file dstar '[cgroup "cli/a**"]\nmode = audit\n' "1: 'cli/a**': '**' must be a component of its own"
+check "policy file: a '[' never closed" \
+	bad_file bracket '[cgroup "cli/[ab"]\nmode = audit\n' "1: 'cli/[ab': a '[' without its ']'"
+
+start_daemon d8 --policy "$T/pat.conf"
+# show_own CGROUP MODE: CGROUP gets a policy of its own, whose upgrade rule is MODE, within 20 s.
+show_own()
+{
+	local i=0 id
+
+	id=$(stat -c %i "$CG/$1") || return 1
+	until nodefdctl -j policy show "$1" |
+		grep -qF "\"source\":\"own\",\"from\":\"$CG/$1\",\"from_id\":$id,\"upgrade\":\"$2\""; do
+		i=$((i + 1))
+		[ "$i" -lt 200 ] || { nodefdctl -j policy show "$1"; echo "$1: no own policy upgrade=$2"; return 1; }
+		sleep 0.1
+	done
+}
+t_pattern_later()
+{
+	local out pid
+
+	mkdir "$CG/cli/pat/app-2.scope" || return 1
+	show_own cli/pat/app-2.scope audit || return 1
+	grep -F '"result":"reapplied"' "$T/d8.out" | tail -n 1 | cut -c1-300
+	out=$(nodefdctl policy show --file "$T/pat.conf" cli/pat/app-2.scope)
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -qF "section: [cgroup \"cli/pat/app-*.scope\"] at $T/pat.conf:4: the one pattern matching it" ||
+		return 1
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/pat/app-2.scope" try)
+	printf '%s\n' "$out" | grep -q 'ok=1 eacces=0' || { echo "refused in app-2.scope"; return 1; }
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	wait_for "$T/d8.out" "\"pid\":$pid," || return 1
+	grep -F "\"pid\":$pid," "$T/d8.out" | grep -qF '"action":"audit"'
+}
+check "daemon: a cgroup made after the start that a pattern matches gets its policy, and audits" \
+	t_pattern_later
+t_pattern_specific()
+{
+	local out
+
+	mkdir "$CG/cli/pat/app-special-1.scope" "$CG/cli/pat/app-exact.scope" || return 1
+	show_own cli/pat/app-special-1.scope off || return 1
+	show_own cli/pat/app-exact.scope enforce || return 1
+	out=$(nodefdctl policy show --file "$T/pat.conf" cli/pat/app-special-1.scope)
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -qF "at $T/pat.conf:8: the most specific of the patterns matching it" ||
+		return 1
+	out=$(nodefdctl -j policy show --file "$T/pat.conf" cli/pat/app-exact.scope)
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -qF '"section":{"file":"'"$T"'/pat.conf","line":16,"path":"cli/pat/app-exact.scope","pattern":false,"matching":2,"in_effect":true}'
+}
+check "daemon: the most specific pattern wins, and a section naming the cgroup beats them all" \
+	t_pattern_specific
+t_pattern_deep()
+{
+	mkdir -p "$CG/cli/pat/x/y" || return 1
+	sleep 0.3
+	mkdir "$CG/cli/pat/x/y/leaf-7" "$CG/cli/pat/x/leaf-x" || return 1
+	show_own cli/pat/x/y/leaf-7 off || return 1
+	# leaf-x is no match: it follows cli/pat's
+	nodefdctl -j policy show cli/pat/x/leaf-x |
+		grep -qF "\"source\":\"inherited\",\"from\":\"$CG/cli/pat\","
+}
+check "daemon: '**' matches at any depth, in directories made after the start" t_pattern_deep
+t_pattern_gone()
+{
+	local id i=0
+
+	id=$(stat -c %i "$CG/cli/pat/app-2.scope")
+	rmdir "$CG/cli/pat/app-2.scope" || return 1
+	while nodefdctl -j policy show | grep -q "\"cgroup_id\":$id,"; do
+		i=$((i + 1))
+		[ "$i" -lt 200 ] || { echo "the dead id $id stays"; return 1; }
+		sleep 0.1
+	done
+}
+check "daemon: a matched cgroup removed: its id leaves the map" t_pattern_gone
+stop_daemon TERM
+rmdir "$CG/cli/pat/x/y/leaf-7" "$CG/cli/pat/x/y" "$CG/cli/pat/x/leaf-x" "$CG/cli/pat/x" \
+	"$CG/cli/pat/app-special-1.scope" "$CG/cli/pat/app-exact.scope" "$CG/cli/pat/app-1.scope" \
+	"$CG/cli/pat" 2>/dev/null
 
 t_daemon_schema()
 {

@@ -647,6 +647,67 @@ step()
 	echo "# $name: nodefd.service $(systemctl is-active nodefd.service)"
 }
 
+# The unit's lines carry their priority: refusals at warning, its start record at info.
+journal_priorities()
+{
+	local warn
+
+	journalctl --sync
+	warn=$(journalctl -u nodefd.service -p warning -o cat --no-pager)
+	echo "# journalctl -u nodefd -p warning: $(grep -c '"type":"event"' <<<"$warn") events, $(grep -c '"type":"start"' <<<"$warn") start records"
+	grep '"type":"event"' <<<"$warn" | grep -q '"action":"enforce"' &&
+		! grep -q '"type":"start"' <<<"$warn" &&
+		journalctl -u nodefd.service -p info -o cat --no-pager | grep -q '"type":"start"' &&
+		tap ok "life: journalctl -p warning shows the refusals, not the start record" ||
+		tap fail "life: journalctl -p warning shows the refusals, not the start record"
+}
+
+# A policy file the daemon would reject: `systemctl reload` fails saying why, the policy stays.
+bad_reload()
+{
+	local conf=/etc/nodefd/policy.conf before after out rc
+
+	cp -a "$conf" "$work/policy.conf.good" 2>/dev/null || : >"$work/policy.conf.good"
+	before=$(nodefdctl -j policy show | jq -c '.map_id')
+	printf '[default]\nmode = audit\nbogus = on\n' >"$conf"
+	out=$(systemctl reload nodefd.service 2>&1)
+	rc=$?
+	journalctl --sync
+	after=$(nodefdctl -j policy show | jq -c '.map_id')
+	echo "# systemctl reload with a bad file: exit $rc, policy map $before -> $after"
+	printf '%s\n' "$out" | sed 's/^/#   /'
+	journalctl -u nodefd.service -p err -o cat --no-pager | grep -F 'policy.conf:3' | tail -n 2 |
+		sed 's/^/#   /'
+	[ "$rc" -ne 0 ] && [ "$before" = "$after" ] && systemctl is-active -q nodefd.service &&
+		journalctl -u nodefd.service -p err -o cat --no-pager |
+		grep -qF "policy.conf:3: unknown key 'bogus'" &&
+		tap ok "life: systemctl reload of a bad file fails with the reason, the policy stays" ||
+		tap fail "life: systemctl reload of a bad file fails with the reason, the policy stays"
+	cp -a "$work/policy.conf.good" "$conf"
+	step "systemctl reload of the good file again" systemctl reload nodefd.service
+}
+
+# A policy file rejected at start: the unit fails once (exit 6), no restart loop, still enforcing.
+bad_start()
+{
+	local conf=/etc/nodefd/policy.conf n0 n1 state
+
+	n0=$(systemctl show -P NRestarts nodefd.service)
+	printf '[default]\nmode = audit\nbogus = on\n' >"$conf"
+	systemctl restart nodefd.service 2>&1 | sed 's/^/#   /'
+	sleep 12	# two RestartSec: a restart loop would have begun
+	n1=$(systemctl show -P NRestarts nodefd.service)
+	state=$(systemctl show -P ActiveState nodefd.service)
+	echo "# bad policy at start: $state, $(systemctl show -P Result nodefd.service), exit $(systemctl show -P ExecMainStatus nodefd.service), restarts $n0 -> $n1, status: $(systemctl show -P StatusText nodefd.service)"
+	[ "$state" = failed ] && [ "$n0" = "$n1" ] &&
+		[ "$(systemctl show -P ExecMainStatus nodefd.service)" = 6 ] &&
+		[ "$(probe)" = refused ] &&
+		tap ok "life: a bad policy at start fails the unit once, no restart loop, still enforcing" ||
+		tap fail "life: a bad policy at start fails the unit once, no restart loop, still enforcing"
+	cp -a "$work/policy.conf.good" "$conf"
+	step "systemctl start with the good file again" systemctl start nodefd.service
+}
+
 life()
 {
 	local loop lapses n c made seen dropped ver deb2 p
@@ -675,10 +736,13 @@ life()
 		tap fail "life: no event lost uncounted while the daemon was stopped"
 
 	step "systemctl reload" systemctl reload nodefd.service
+	journal_priorities
+	bad_reload
 	step "systemctl restart" systemctl restart nodefd.service
 	step "kill -9 of the daemon" systemctl kill -s KILL nodefd.service
 	for _ in $(seq 60); do systemctl is-active -q nodefd.service && break; sleep 0.5; done
 	step "the daemon back after kill -9 (Restart=on-failure)" systemctl is-active nodefd.service
+	bad_start
 	step "reinstalling the same package" dpkg -i /run/vmtest/nodefd.deb
 	ver=$(dpkg-query -W -f='${Version}' nodefd)
 	deb2=$work/nodefd-bumped.deb
