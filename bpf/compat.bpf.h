@@ -22,6 +22,7 @@
  *   a mount's id mapping    vfsmount.mnt_userns        vfsmount.mnt_idmap (6.3)
  *   a superblock's mounts   s_mounts, list_heads       s_mounts -> mount.mnt_next_for_sb (6.18)
  *   a path's kernel copy    filename.name              the same, in an anonymous member (7.2)
+ *   a kernfs node's parent  kernfs_node.parent         kernfs_node.__parent, RCU (6.15)
  *
  * overlayfs is often a module: its types are in the module's BTF, which libbpf reads when the
  * module is loaded before nodefd. Without it both overlay flavours are absent, the guards are
@@ -35,6 +36,16 @@
  */
 struct filename___any {
 	const char *name;
+} __attribute__((preserve_access_index));
+
+/* Up to 6.14: a kernfs node's (a cgroup directory's) parent, before it became __parent. */
+struct kernfs_node___v61 {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+/* 6.15 and later, read through a flavour too: a header made from an older kernel lacks it. */
+struct kernfs_node___v615 {
+	struct kernfs_node *__parent;
 } __attribute__((preserve_access_index));
 
 /* Up to 6.17: a superblock's mounts are a list of list_heads in struct mount. */

@@ -43,7 +43,10 @@ struct {
  */
 struct path_walk {
 	__u64 names[PATH_COMPONENTS];	/* const char * of each name, the target's first */
-	struct dentry *d;
+	union {
+		struct dentry *d;
+		struct kernfs_node *kn;	/* a cgroup's path: its directory's node */
+	};
 	struct mount *m;
 	int n;				/* names found */
 	__u32 pos;			/* bytes written to the scratch buffer */
@@ -120,6 +123,88 @@ __noinline int nodefd_path_of(__u64 dentry, __u64 vfsmount)
 		s->buf[w.pos++ & (NODEFD_PATH_MAX - 1)] = '/';
 	s->buf[w.pos & (NODEFD_PATH_MAX - 1)] = '\0';
 	return 0;
+}
+
+_Static_assert(NODEFD_CGROUP_PATH_MAX == NODEFD_PATH_MAX, "one scratch buffer builds both paths");
+
+/* Up one cgroup directory: its kernfs node's parent (an RCU pointer named __parent since 6.15). */
+static __always_inline struct kernfs_node *kn_parent(struct kernfs_node *kn)
+{
+	struct kernfs_node___v61 *old = (void *)kn;
+	struct kernfs_node___v615 *new = (void *)kn;
+
+	if (bpf_core_field_exists(old->parent))
+		return BPF_CORE_READ(old, parent);
+	return BPF_CORE_READ(new, __parent);
+}
+
+/*
+ * On 6.1 the verifier walks a bpf_loop callback once, from the state of the call, and wires
+ * every branch whose other side it did not see: a test of what an earlier iteration left in
+ * the walk (w->n) would be taken for a constant. So the bound is the iteration's number (which
+ * it does not know), and what the walk's end means is read afresh after it.
+ */
+static long cgroup_up_step(__u32 i, void *ctx)
+{
+	struct path_walk *w = ctx;
+	struct kernfs_node *kn = w->kn;	/* a local: CO-RE would relocate w->kn */
+	struct kernfs_node *p = kn_parent(kn);
+	__u32 slot = i;
+
+	if (!p || i >= PATH_COMPONENTS)
+		return 1;	/* at the root (whose name is no part of the path), or full */
+	barrier_var(slot);	/* keep the mask: the verifier does not carry the test above */
+	w->names[slot & (PATH_COMPONENTS - 1)] = (__u64)BPF_CORE_READ(kn, name);
+	w->n = (int)i + 1;
+	w->kn = p;
+	return 0;
+}
+
+/**
+ * nodefd_cgroup_of() - the path of a cgroup below its hierarchy's root, into scratch
+ * @kn: the cgroup's directory (struct kernfs_node *).
+ *
+ * Return: 0 with the path in this CPU's scratch buffer, 1 with as much of it as fits (the
+ * top left out past PATH_COMPONENTS names, or the end cut past NODEFD_CGROUP_PATH_MAX
+ * bytes), -1 if there is none to write to.
+ */
+__noinline int nodefd_cgroup_of(__u64 kn)
+{
+	struct path_walk w = { .kn = (void *)kn };
+	struct scratch *s;
+	__u32 over;
+	int top;
+
+	s = bpf_map_lookup_elem(&scratch, &zero_key);
+	if (!s || !w.kn)
+		return -1;
+	bpf_loop(PATH_COMPONENTS + 1, cgroup_up_step, &w, 0);
+	/* Stopped below the root: the names above were left out. */
+	top = kn_parent(w.kn) != NULL;
+	bpf_loop(PATH_COMPONENTS, path_down_step, &w, 0);
+	/* Past the buffer: cut at its end. Arithmetic, not a branch (see above); pos < 511. */
+	over = ((w.pos & 511) + 1) >> 8;
+	w.pos = (w.pos & 511) - over * ((w.pos & 511) - (NODEFD_PATH_MAX - 1));
+	s->buf[w.pos & (NODEFD_PATH_MAX - 1)] = '\0';
+	return top | (int)over;
+}
+
+/* The opener's cgroup, as it is named now: events outlive their cgroups. */
+static __always_inline void event_cgroup(struct nodefd_event *ev)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct scratch *s;
+	int cut;
+
+	cut = nodefd_cgroup_of((__u64)BPF_CORE_READ(task, cgroups, dfl_cgrp, kn));
+	if (cut < 0)
+		return;
+	s = bpf_map_lookup_elem(&scratch, &zero_key);
+	if (!s)
+		return;
+	bpf_probe_read_kernel_str(ev->cgroup, sizeof(ev->cgroup), s->buf);
+	if (cut)
+		ev->flags |= NODEFD_EV_CGROUP_CUT;
 }
 
 static __always_inline void event_path(struct nodefd_event *ev, struct ctx *c)
@@ -300,7 +385,8 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 	ev->req_flags = c->req_flags;
 	ev->req_mode = event_mode(c->req_mode);
 	ev->kind = c->kind;
-	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	ev->flags = 0;
+	ev->pad[0] = ev->pad[1] = 0;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	ev->path[0] = '\0';
 	event_path(ev, c);
@@ -308,6 +394,8 @@ static __always_inline void emit(struct ctx *c, __u8 rule, __u8 action, __u8 rea
 	if (ancestor)
 		bpf_probe_read_kernel_str(ev->ancestor, sizeof(ev->ancestor),
 					  BPF_CORE_READ(ancestor, d_name.name));
+	ev->cgroup[0] = '\0';
+	event_cgroup(ev);
 	nodefd_event_send();
 }
 

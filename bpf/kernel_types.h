@@ -261,8 +261,15 @@ struct nsproxy {
 	struct mnt_namespace *mnt_ns;
 };
 
+/* 6.15 made the parent an RCU pointer, renamed; the older name is in compat.bpf.h. */
+struct kernfs_node {
+	struct kernfs_node *__parent;
+	const char *name;
+};
+
 struct cgroup {
 	int level;
+	struct kernfs_node *kn;
 };
 
 struct css_set {

@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 6
+#define NODEFD_ABI_VERSION 7
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -21,6 +21,7 @@
 #define NODEFD_PATH_MAX 256	/* bytes of path in an event */
 #define NODEFD_NAME_MAX 64	/* bytes of the refusing directory's name */
 #define NODEFD_COMM_LEN 16
+#define NODEFD_CGROUP_PATH_MAX 256 /* bytes of the opener's cgroup path in an event */
 #define NODEFD_MAX_POLICIES 4096 /* cgroups with a policy of their own */
 #define NODEFD_EVENT_BURST 8	/* events of one source and kind per window */
 #define NODEFD_EVENT_UID_BURST 64 /* events of one uid per window beyond each kind's first */
@@ -255,6 +256,9 @@ struct nodefd_kconst {
 #define NODEFD_EV_MODE_EXEC 0x20
 #define NODEFD_EV_MODE_PATH 0x4000
 
+/* struct nodefd_event's flags. */
+#define NODEFD_EV_CGROUP_CUT 0x1 /* @cgroup lacks its top (too deep) or its end (too long) */
+
 /**
  * struct nodefd_event - one refused or audited open or walk
  * @ts_ns: CLOCK_MONOTONIC time of the decision.
@@ -274,12 +278,17 @@ struct nodefd_kconst {
  * @kind: the enum nodefd_kind followed.
  * @reason: an enum nodefd_reason.
  * @hook: an enum nodefd_hook.
+ * @flags: NODEFD_EV_* bits.
  * @pad: zero.
  * @comm: opener's command name.
  * @path: the target's path as seen from the global root, NUL-terminated
  *	(a trailing part may be cut off).
  * @ancestor: name of the directory that refused search permission (rule
  *	ancestors); empty otherwise.
+ * @cgroup: the opener's cgroup v2 path below the hierarchy's root
+ *	("/machine.slice/libpod-ID.scope/container"; "" for the root), read
+ *	at the event: it names the cgroup (and the container or unit in it)
+ *	even once the cgroup is gone. NODEFD_EV_CGROUP_CUT when incomplete.
  * @suppressed: events of the same source (uid, cgroup) and kind (rule, reason,
  *	action, hook) held back by the rate limit since this source's last
  *	event sent.
@@ -301,10 +310,12 @@ struct nodefd_event {
 	__u8 kind;
 	__u8 reason;
 	__u8 hook;
-	__u8 pad[3];
+	__u8 flags;
+	__u8 pad[2];
 	char comm[NODEFD_COMM_LEN];
 	char path[NODEFD_PATH_MAX];
 	char ancestor[NODEFD_NAME_MAX];
+	char cgroup[NODEFD_CGROUP_PATH_MAX];
 	__u32 suppressed;
 };
 

@@ -406,3 +406,20 @@ const char *cgroup_path_cached(__u64 id)
 	path_cache[slot].used = true;
 	return path_cache[slot].path;
 }
+
+void cgroup_path_remember(__u64 id, const char *abs)
+{
+	unsigned int slot = PATH_CACHE_SIZE;
+
+	for (unsigned int i = 0; i < PATH_CACHE_SIZE; i++)
+		if (path_cache[i].used && path_cache[i].id == id)
+			slot = i;
+	if (slot == PATH_CACHE_SIZE)
+		slot = path_cache_next++ % PATH_CACHE_SIZE;
+	else if (path_cache[slot].path && !strcmp(path_cache[slot].path, abs))
+		return;
+	free(path_cache[slot].path);
+	path_cache[slot].path = strdup(abs);
+	path_cache[slot].id = id;
+	path_cache[slot].used = true;
+}

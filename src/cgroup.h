@@ -43,5 +43,7 @@ int cgroup_glob_walk(const char *pattern, cgroup_glob_fn fn, void *arg, char *wh
 
 /* The absolute path of cgroup @id, remembered; NULL if there is none. */
 const char *cgroup_path_cached(__u64 id);
+/* Remember @abs as cgroup @id's path (an event recorded it, maybe after the cgroup went). */
+void cgroup_path_remember(__u64 id, const char *abs);
 
 #endif /* __NODEFD_CGROUP_H */

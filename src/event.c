@@ -11,6 +11,7 @@
 #include "policyfile.h"
 #include "onode.h"
 #include "cgroup.h"
+#include "container.h"
 
 
 __s64 now_ns(clockid_t clk)
@@ -101,8 +102,61 @@ static void json_add_bytes(struct json_object *obj, const char *key, const char 
 	json_object_object_add(obj, key, json_object_new_string_len(s, (int)strnlen(s, max)));
 }
 
+const char *event_cgroup_path(const struct nodefd_event *ev, char *buf, size_t size)
+{
+	const char *cached;
+
+	/* Recorded at the event: right even when the cgroup is gone. */
+	if (ev->cgroup[0] && !(ev->flags & NODEFD_EV_CGROUP_CUT)) {
+		snprintf(buf, size, "%s%.*s", CGROUP_ROOT, (int)strnlen(ev->cgroup, sizeof(ev->cgroup)),
+			 ev->cgroup);
+		cgroup_path_remember(ev->cgroup_id, buf);
+		return buf;
+	}
+	/* Cut short (or not recorded): the whole path, while the cgroup is there. */
+	cached = cgroup_path_cached(ev->cgroup_id);
+	if (cached) {
+		snprintf(buf, size, "%s", cached);
+		return buf;
+	}
+	if (!ev->cgroup[0])
+		return NULL;
+	snprintf(buf, size, "%s/...%.*s", CGROUP_ROOT, (int)strnlen(ev->cgroup, sizeof(ev->cgroup)),
+		 ev->cgroup);
+	return buf;
+}
+
+/* The container and unit of @cgroup_path (absolute), or of nothing when it is NULL. */
+static void event_container(const char *cgroup_path, struct container_info *c)
+{
+	size_t root = strlen(CGROUP_ROOT);
+
+	container_from_cgroup(cgroup_path && !strncmp(cgroup_path, CGROUP_ROOT, root) ?
+				      cgroup_path + root : "",
+			      c);
+}
+
+static void json_add_container(struct json_object *obj, const struct container_info *c)
+{
+	struct json_object *o;
+
+	if (!c->runtime) {
+		json_object_object_add(obj, "container", NULL);
+	} else {
+		o = json_object_new_object();
+		json_add_str(o, "runtime", c->runtime);
+		json_add_str(o, "id", c->id);
+		json_add_str(o, "pod_uid", c->pod_uid[0] ? c->pod_uid : NULL);
+		json_object_object_add(obj, "container", o);
+	}
+	json_add_str(obj, "unit", c->unit[0] ? c->unit : NULL);
+}
+
 struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev)
 {
+	char cgbuf[CGROUP_PATH_MAX + 16];
+	struct container_info cont;
+	const char *cg;
 	struct json_object *obj = json_object_new_object();
 	char when[32], orig[32], req[32];
 
@@ -122,7 +176,10 @@ struct json_object *event_json(const struct event_fmt *f, const struct nodefd_ev
 	json_add_u64(obj, "uid", ev->uid);
 	json_add_bytes(obj, "comm", ev->comm, sizeof(ev->comm));
 	json_add_u64(obj, "cgroup_id", ev->cgroup_id);
-	json_add_str(obj, "cgroup_path", cgroup_path_cached(ev->cgroup_id));
+	cg = event_cgroup_path(ev, cgbuf, sizeof(cgbuf));
+	json_add_str(obj, "cgroup_path", cg);
+	event_container(cg, &cont);
+	json_add_container(obj, &cont);
 	json_add_u64(obj, "holder_pid", ev->holder_pid);
 	json_add_s64(obj, "holder_fd", ev->holder_fd);
 	json_add_str(obj, "orig", orig);
@@ -153,8 +210,9 @@ struct json_object *event_json(const struct event_fmt *f, const struct nodefd_ev
 
 void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *buf, size_t size)
 {
-	const char *cg = cgroup_path_cached(ev->cgroup_id);
-	char when[32], orig[32], req[32];
+	char when[32], orig[32], req[32], cgbuf[CGROUP_PATH_MAX + 16];
+	const char *cg = event_cgroup_path(ev, cgbuf, sizeof(cgbuf));
+	struct container_info cont;
 	size_t n = 0;
 
 	format_time(when, sizeof(when), (__s64)ev->ts_ns + f->mono_to_real);
@@ -165,6 +223,17 @@ void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *
 	PUT_ESCAPED(ev->comm, sizeof(ev->comm));
 	PUT(" uid=%u cgroup=%llu cgroup_path=", ev->uid, (unsigned long long)ev->cgroup_id);
 	PUT_ESCAPED(cg ? cg : "?", CGROUP_PATH_MAX);
+	event_container(cg, &cont);
+	if (cont.runtime) {
+		PUT(" container=%s:", cont.runtime);
+		PUT_ESCAPED(cont.id, sizeof(cont.id));
+		if (cont.pod_uid[0])
+			PUT(" pod=%s", cont.pod_uid);
+	}
+	if (cont.unit[0]) {
+		PUT(" unit=");
+		PUT_ESCAPED(cont.unit, sizeof(cont.unit));
+	}
 	PUT(" holder=%u", ev->holder_pid);
 	if (ev->holder_fd >= 0)
 		PUT(" fd=%d", ev->holder_fd);
@@ -197,6 +266,7 @@ struct json_object *heldback_json(const struct nodefd_event_source *src, __u64 c
 				  __u64 total)
 {
 	struct json_object *obj = json_object_new_object();
+	struct container_info cont;
 	struct nodefd_event ev;
 	char when[32];
 
@@ -211,6 +281,8 @@ struct json_object *heldback_json(const struct nodefd_event_source *src, __u64 c
 	json_add_u64(obj, "uid", ev.uid);
 	json_add_u64(obj, "cgroup_id", ev.cgroup_id);
 	json_add_str(obj, "cgroup_path", cgroup_path_cached(ev.cgroup_id));
+	event_container(cgroup_path_cached(ev.cgroup_id), &cont);
+	json_add_container(obj, &cont);
 	json_add_u64(obj, "count", count);
 	json_add_u64(obj, "count_total", total);
 	return obj;

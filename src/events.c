@@ -93,6 +93,7 @@ static void events_on_signal(int sig)
 
 static bool event_matches(const struct events_filter *f, const struct nodefd_event *ev)
 {
+	char cgbuf[CGROUP_PATH_MAX + 16];
 	const char *cg, *rel;
 
 	if (f->rules && (ev->rule >= NODEFD_RULE_NR || !(f->rules & (1U << ev->rule))))
@@ -104,7 +105,7 @@ static bool event_matches(const struct events_filter *f, const struct nodefd_eve
 	if (f->has_uid && ev->uid != f->uid)
 		return false;
 	if (f->has_cgroup) {
-		cg = cgroup_path_cached(ev->cgroup_id);
+		cg = event_cgroup_path(ev, cgbuf, sizeof(cgbuf));
 		if (!cg || strncmp(cg, CGROUP_ROOT, strlen(CGROUP_ROOT)))
 			return false;
 		rel = cg + strlen(CGROUP_ROOT);

@@ -20,7 +20,7 @@
  * within one schema; a key removed or renamed, or a value of another type
  * or meaning, makes a new one (nodefdctl(8), JSON OUTPUT).
  */
-#define NODEFDCTL_JSON_SCHEMA 1
+#define NODEFDCTL_JSON_SCHEMA 2
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -246,6 +246,11 @@ struct event_fmt {
 };
 
 void event_fmt_init(struct event_fmt *f);
+/*
+ * The opener's cgroup, absolute: as recorded at the event (and remembered
+ * for the summaries of its source), else found by id; NULL if neither.
+ */
+const char *event_cgroup_path(const struct nodefd_event *ev, char *buf, size_t size);
 struct json_object *event_json(const struct event_fmt *f, const struct nodefd_event *ev);
 /* The one-line text form, without a newline. */
 void event_text(const struct event_fmt *f, const struct nodefd_event *ev, char *buf, size_t size);

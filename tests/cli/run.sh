@@ -206,7 +206,7 @@ status_is()
 	esac
 }
 
-# json_schema_ok: every line of stdin that is a JSON record carries "schema":1 (and there is one).
+# json_schema_ok: every line of stdin that is a JSON record carries "schema":2 (and there is one).
 json_schema_ok()
 {
 	local n=0 bad=0 line
@@ -214,10 +214,10 @@ json_schema_ok()
 	while IFS= read -r line; do
 		case "$line" in
 		'{'*) n=$((n + 1))
-		      case "$line" in *'"schema":1'[,}]*) ;; *) bad=$((bad + 1)); echo "no schema: $line" | cut -c1-200 ;; esac ;;
+		      case "$line" in *'"schema":2'[,}]*) ;; *) bad=$((bad + 1)); echo "no schema: $line" | cut -c1-200 ;; esac ;;
 		esac
 	done
-	echo "$n records, $bad without \"schema\":1"
+	echo "$n records, $bad without \"schema\":2"
 	[ "$n" -gt 0 ] && [ "$bad" = 0 ]
 }
 
@@ -235,7 +235,7 @@ chmod 0700 "$T"
 if [ ! -e "$PINS" ]; then
 	check "status --quiet when not loaded: exit 4, silent" status_is 4 --quiet
 	check "status when not loaded: exit 4" status_is 4
-	check "status --json when not loaded: state not_loaded, schema 1" \
+	check "status --json when not loaded: state not_loaded, schema 2" \
 		expect 4 '"state":"not_loaded"' nodefdctl -j status
 else
 	skip "status when not loaded" "$PINS exists before the tests"
@@ -330,6 +330,46 @@ t_text_event()
 		grep -q "cgroup=$(stat -c %i $CG/cli/enf/child) cgroup_path=$CG/cli/enf/child "
 }
 check "events (text): cgroup id and path side by side" t_text_event
+
+# The cgroup path is recorded at the event: a container's cgroup removed before the event is
+# read is still named, and so is the container.
+t_gone_container()
+{
+	local id=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+	local dir="$CG/cli/enf/libpod-$id.scope" out pid cgid i=0
+
+	drain
+	mkdir "$dir" || return 1
+	cgid=$(stat -c %i "$dir")
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$dir" try)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	until rmdir "$dir" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 50 ] || { echo "cannot remove $dir"; return 1; }
+		sleep 0.1
+	done
+	[ ! -e "$dir" ] || return 1
+	out=$(events_now | grep "\"pid\":$pid,")
+	printf '%s\n' "$out" | cut -c1-400
+	printf '%s\n' "$out" | grep -qF "\"cgroup_id\":$cgid,\"cgroup_path\":\"$dir\",\"container\":{\"runtime\":\"podman\",\"id\":\"$id\",\"pod_uid\":null},\"unit\":\"libpod-$id.scope\","
+}
+check "events: a container's cgroup removed before the read is still named, with the container" \
+	t_gone_container
+t_text_container()
+{
+	local id=fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210
+	local dir="$CG/cli/enf/docker-$id.scope" out pid
+
+	drain
+	mkdir "$dir" || return 1
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$dir" try)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	out=$(nodefdctl events --timeout 0 | grep "pid=$pid ")
+	rmdir "$dir"
+	printf '%s\n' "$out"
+	printf '%s\n' "$out" | grep -qF " cgroup_path=$dir container=docker:$id unit=docker-$id.scope holder="
+}
+check "events (text): container=RUNTIME:ID and unit= beside the cgroup" t_text_container
 
 t_path_read()
 {
@@ -572,7 +612,7 @@ t_schema()
 		nodefdctl -p status
 	} 2>&1 | tr -d '\n ' | sed 's/}{/}\n{/g' | json_schema_ok
 }
-check "every JSON record carries \"schema\":1 (status, policy, version, enable, errors, events)" t_schema
+check "every JSON record carries \"schema\":2 (status, policy, version, enable, errors, events)" t_schema
 
 # ---- hostile input: verbs and arguments --------------------------------------------------------
 
@@ -1235,7 +1275,7 @@ t_daemon_schema()
 {
 	cat "$T"/d*.out 2>/dev/null | json_schema_ok
 }
-check "every JSON record of the daemons carries \"schema\":1" t_daemon_schema
+check "every JSON record of the daemons carries \"schema\":2" t_daemon_schema
 
 t_unload_under_daemon()
 {

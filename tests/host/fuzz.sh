@@ -37,7 +37,7 @@ fuzz()
 }
 
 check "fuzz targets build (make fuzz)" make -s --no-print-directory fuzz
-for t in policyfile args; do
+for t in policyfile args glob container; do
 	if [ -x "build/fuzz/fuzz_$t" ]; then
 		check "fuzz_$t: ${FUZZ_SECONDS} s without a crash, leak or broken promise" fuzz "$t"
 	else

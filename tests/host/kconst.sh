@@ -92,6 +92,8 @@ NODEFD_MAX_ACL                a bound of nodefd (as many ACL entries as XATTR_SI
 NODEFD_MAX_CGROUP_LEVELS      a bound of nodefd walks
 NODEFD_PATH_MAX               the size of an event field
 NODEFD_NAME_MAX               the size of an event field
+NODEFD_CGROUP_PATH_MAX        the size of an event field
+NODEFD_EV_CGROUP_CUT          an event flag
 NODEFD_MAX_POLICIES           the size of a map
 NODEFD_EVENT_BURST            a rate of nodefd events
 NODEFD_EVENT_UID_BURST        a rate of nodefd events
