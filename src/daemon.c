@@ -22,6 +22,7 @@
 #include "policyfile.h"
 #include "cgroup.h"
 #include "watch.h"
+#include "feed.h"
 #include "glob.h"
 
 /*
@@ -75,6 +76,7 @@ struct daemon {
 	__u64 events;
 	__u64 dropped_seen;		/* the drop counter's total, as last reported */
 	struct heldback held;		/* summaries of what the rate limit held back */
+	struct feed feed;		/* every event passed on to local readers */
 	bool warned_size;
 	bool warned_sweep;
 };
@@ -192,6 +194,15 @@ static void note_error(struct daemon *d, const char *fmt, ...)
 	note(d, LOG_ERR, obj, "error: %s", msg);
 }
 
+/* The event to the readers of the feed, as the ring buffer had it. */
+static void daemon_feed_event(struct daemon *d, const struct nodefd_event *ev)
+{
+	struct feed_record rec = { .type = FEED_EVENT, .ev = *ev };
+
+	if (d->feed.n)
+		feed_send(&d->feed, &rec, offsetof(struct feed_record, ev) + sizeof(rec.ev));
+}
+
 static int daemon_event(void *ctx, void *data, size_t size)
 {
 	const struct nodefd_event *ev = data;
@@ -215,6 +226,7 @@ static int daemon_event(void *ctx, void *data, size_t size)
 			json_add_bool(obj, "backlog", true);
 		json_print_prio(obj, event_prio(ev));
 		json_object_put(obj);
+		daemon_feed_event(d, ev);
 		return 0;
 	}
 	event_text(&d->fmt, ev, line, sizeof(line));
@@ -224,6 +236,7 @@ static int daemon_event(void *ctx, void *data, size_t size)
 	} else {
 		syslog(event_prio(ev), "%s%s", line, d->draining ? " backlog=yes" : "");
 	}
+	daemon_feed_event(d, ev);
 	return 0;
 }
 
@@ -549,9 +562,15 @@ static int daemon_catch_up(struct daemon *d)
 static void daemon_heldback(void *ctx, const struct nodefd_event_source *src, __u64 count,
 			    __u64 total)
 {
+	struct feed_record rec = { .type = FEED_HELD };
 	struct daemon *d = ctx;
 	char line[EVENT_TEXT_MAX];
 
+	rec.held.src = *src;
+	rec.held.count = count;
+	rec.held.total = total;
+	if (d->feed.n)
+		feed_send(&d->feed, &rec, offsetof(struct feed_record, held) + sizeof(rec.held));
 	if (d->out == OUT_JSON) {
 		struct json_object *obj = heldback_json(src, count, total);
 
@@ -695,6 +714,8 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 /* The pins, checked and opened: 0 or -1 having said why. */
 static int daemon_adopt(struct daemon *d)
 {
+	char why[REASON_MAX];
+
 	if (pin_require("daemon") || load_links_check("daemon"))
 		return -1;
 	d->settings_fd = pin_map_open("daemon", "settings", BPF_MAP_TYPE_ARRAY,
@@ -721,6 +742,9 @@ static int daemon_adopt(struct daemon *d)
 		p_err("daemon: %s/events: cannot map the ring buffer: %s", PIN_DIR, errstr(errno));
 		return -1;
 	}
+	/* Without it `nodefdctl events` cannot read while the daemon runs: said, not fatal. */
+	if (feed_listen(&d->feed, why, sizeof(why)))
+		p_warn("daemon: %s; 'nodefdctl events' gets nothing while this daemon runs", why);
 	return 0;
 }
 
@@ -730,6 +754,7 @@ static void daemon_close(struct daemon *d)
 	free(d->ids);
 	policy_list_free(&d->applied);
 	cgroup_watch_free(&d->watch);
+	feed_close(&d->feed);
 	ring_buffer__free(d->rb);
 	if (d->outer_fd >= 0)
 		close(d->outer_fd);
@@ -782,7 +807,7 @@ static int daemon_check_pins(struct daemon *d)
 
 static int daemon_loop(struct daemon *d, int sfd)
 {
-	struct epoll_event ev = { .events = EPOLLIN }, evs[3];
+	struct epoll_event ev = { .events = EPOLLIN }, evs[4];
 	int ep, n, err, ret = CMD_OK;
 	__s64 next_tick = 0;
 
@@ -809,11 +834,17 @@ static int daemon_loop(struct daemon *d, int sfd)
 		close(ep);
 		return CMD_FAIL;
 	}
+	ev.data.fd = d->feed.fd;
+	if (d->feed.fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, d->feed.fd, &ev)) {
+		note_error(d, "epoll: %s", errstr(errno));
+		close(ep);
+		return CMD_FAIL;
+	}
 	for (;;) {
 		bool stop = false;
 		__s64 now;
 
-		n = epoll_wait(ep, evs, 3, TICK_MS);
+		n = epoll_wait(ep, evs, 4, TICK_MS);
 		if (n < 0 && errno != EINTR) {
 			note_error(d, "epoll_wait: %s", errstr(errno));
 			ret = CMD_FAIL;
@@ -826,6 +857,10 @@ static int daemon_loop(struct daemon *d, int sfd)
 			if (d->watch.fd >= 0 && evs[i].data.fd == d->watch.fd) {
 				if (cgroup_watch_changed(&d->watch))
 					daemon_policy_refresh(d);
+				continue;
+			}
+			if (d->feed.fd >= 0 && evs[i].data.fd == d->feed.fd) {
+				feed_accept(&d->feed);
 				continue;
 			}
 			if (evs[i].data.fd != sfd) {
@@ -889,6 +924,7 @@ int do_daemon(int argc, char **argv)
 		.outer_fd = -1,
 		.held = { .sources_fd = -1, .reported_fd = -1 },
 		.watch.fd = -1,
+		.feed.fd = -1,
 	};
 	bool loaded = false;
 	sigset_t mask;

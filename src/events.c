@@ -2,6 +2,9 @@
 /* events.c - the events verb: refused and audited opens from the pinned ring buffer */
 
 #include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <fnmatch.h>
 #include <stdint.h>
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include "nodefdctl.h"
 #include "policyfile.h"
 #include "cgroup.h"
+#include "feed.h"
 
 /* Which events to print: every filter given must match (AND); a list matches any of its words. */
 struct events_filter {
@@ -57,8 +61,10 @@ static void events_help(void)
 	       "Prints each refused (enforce) or audited (audit) open or walk through a proc magic\n"
 	       "link as one line, or one JSON object per line with --json, as nodefd reports it,\n"
 	       "with the opener's cgroup by id and by path (found under " CGROUP_ROOT ").\n"
-	       "Events wait in the ring buffer until read, so a later reader sees earlier ones;\n"
-	       "while 'nodefdctl daemon' runs it reads them, and this would take some from it.\n"
+	       "Events wait in the ring buffer until read, so a later reader sees earlier ones.\n"
+	       "While 'nodefdctl daemon' runs it is the ring buffer's reader, and this command\n"
+	       "gets every event from it (over " FEED_PATH ", root only) from its start on;\n"
+	       "any number of them may read at once.\n"
 	       "\n"
 	       "  -c, --count N          exit after N events\n"
 	       "  -t, --timeout SECONDS  exit after SECONDS (0: print what is waiting and exit)\n"
@@ -358,6 +364,116 @@ static int events_loop(struct ring_buffer *rb, long long timeout_ms, struct even
 	return 0;
 }
 
+/* The exit status, having said why a --count was not reached. */
+static int events_end(const struct events_ctx *ctx, int err)
+{
+	if (err)
+		return CMD_FAIL;
+	if (ctx->count && ctx->seen < ctx->count) {
+		p_err("events: %s after %llu of %llu events",
+		      events_stop ? "stopped by a signal" : "timed out",
+		      (unsigned long long)ctx->seen, (unsigned long long)ctx->count);
+		return CMD_FAIL;
+	}
+	return CMD_OK;
+}
+
+/* A FEED_LOST record: said in the stream, where a reader of it looks. */
+static void events_lost(__u64 lost)
+{
+	char when[32];
+
+	format_time(when, sizeof(when), now_ns(CLOCK_REALTIME));
+	if (json_output) {
+		struct json_object *obj = json_object_new_object();
+
+		json_add_str(obj, "type", "lost");
+		json_add_str(obj, "time", when);
+		json_add_u64(obj, "count", lost);
+		json_print(obj);
+		json_object_put(obj);
+	} else {
+		printf("%s lost %llu events: this reader was too slow for the daemon's feed\n", when,
+		       (unsigned long long)lost);
+		fflush(stdout);
+	}
+}
+
+/* One record of the daemon's feed: 0, 1 to stop (--count reached), or -errno said. */
+static int events_feed_record(struct events_ctx *ctx, const struct feed_record *rec, size_t n)
+{
+	size_t head = offsetof(struct feed_record, ev);
+
+	if (n < head || rec->abi != NODEFD_ABI_VERSION) {
+		p_err("events: %s: a record of %zu bytes, ABI %u: not this nodefdctl's (%u)", FEED_PATH,
+		      n, n >= head ? rec->abi : 0, NODEFD_ABI_VERSION);
+		return -EPROTO;
+	}
+	switch (rec->type) {
+	case FEED_EVENT:
+		if (n < head + sizeof(rec->ev))
+			break;
+		return event_handle(ctx, (void *)&rec->ev, sizeof(rec->ev)) == -ECANCELED;
+	case FEED_HELD:
+		if (n < head + sizeof(rec->held))
+			break;
+		events_heldback(ctx, &rec->held.src, rec->held.count, rec->held.total);
+		return 0;
+	case FEED_LOST:
+		if (n < head + sizeof(rec->lost))
+			break;
+		events_lost(rec->lost);
+		return 0;
+	default:
+		return 0;	/* a kind this nodefdctl does not know */
+	}
+	p_err("events: %s: a record of type %u cut short (%zu bytes)", FEED_PATH, rec->type, n);
+	return -EPROTO;
+}
+
+/* Events from the daemon's feed instead of the ring buffer, until the timeout, --count or a signal. */
+static int events_feed_loop(int fd, long long timeout_ms, struct events_ctx *ctx, pid_t pid)
+{
+	__s64 deadline = timeout_ms >= 0 ? now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000 : 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct feed_record rec;
+	ssize_t n;
+	int ret;
+
+	while (!events_stop) {
+		int wait_ms = -1;
+
+		if (timeout_ms >= 0) {
+			__s64 left = deadline - now_ns(CLOCK_MONOTONIC);
+
+			if (left <= 0)
+				break;
+			wait_ms = (int)((left + 999999) / 1000000);
+		}
+		ret = poll(&pfd, 1, wait_ms);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0) {
+			p_err("events: %s: %s", FEED_PATH, errstr(errno));
+			return -errno;
+		}
+		if (!ret)
+			continue;
+		n = recv(fd, &rec, sizeof(rec), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			p_err("events: the daemon (pid %d) stopped serving events%s%s", pid,
+			      n ? ": " : "", n ? errstr(errno) : "");
+			return -EPIPE;
+		}
+		ret = events_feed_record(ctx, &rec, (size_t)n);
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
+	return 0;
+}
+
 int do_events(int argc, char **argv)
 {
 	struct events_ctx ctx = { .held = { .sources_fd = -1, .reported_fd = -1 } };
@@ -374,9 +490,22 @@ int do_events(int argc, char **argv)
 	if (pin_require("events"))
 		return CMD_FAIL;
 	pid = lock_daemon_pid();
-	if (pid)
-		p_warn("events: the daemon (pid %d) reads the same ring buffer: each event goes to one of you only",
-		       pid);
+	if (pid) {
+		fd = feed_connect(5000);
+		if (fd >= 0) {
+			/* No SA_RESTART: a signal ends the wait in poll() at once. */
+			sa.sa_handler = events_on_signal;
+			sigemptyset(&sa.sa_mask);
+			sigaction(SIGINT, &sa, NULL);
+			sigaction(SIGTERM, &sa, NULL);
+			event_fmt_init(&ctx.fmt);
+			err = events_feed_loop(fd, timeout_ms, &ctx, pid);
+			close(fd);
+			return events_end(&ctx, err);
+		}
+		p_warn("events: the daemon (pid %d) serves no events on %s (%s): reading the ring buffer it reads, each event goes to one of you only",
+		       pid, FEED_PATH, errstr(fd));
+	}
 	fd = pin_map_open("events", "events", BPF_MAP_TYPE_RINGBUF, 0);
 	if (fd < 0)
 		return CMD_FAIL;
@@ -404,13 +533,5 @@ int do_events(int argc, char **argv)
 	ring_buffer__free(rb);
 	heldback_close(&ctx.held);
 	close(fd);
-	if (err)
-		return CMD_FAIL;
-	if (ctx.count && ctx.seen < ctx.count) {
-		p_err("events: %s after %llu of %llu events",
-		      events_stop ? "stopped by a signal" : "timed out",
-		      (unsigned long long)ctx.seen, (unsigned long long)ctx.count);
-		return CMD_FAIL;
-	}
-	return CMD_OK;
+	return events_end(&ctx, err);
 }

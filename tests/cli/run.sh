@@ -1271,6 +1271,46 @@ rmdir "$CG/cli/pat/x/y/leaf-7" "$CG/cli/pat/x/y" "$CG/cli/pat/x/leaf-x" "$CG/cli
 	"$CG/cli/pat/app-special-1.scope" "$CG/cli/pat/app-exact.scope" "$CG/cli/pat/app-1.scope" \
 	"$CG/cli/pat" 2>/dev/null
 
+# ---- events while the daemon runs ----------------------------------------------------------
+
+start_daemon d9 --no-policy
+t_feed_readers()
+{
+	local out pid r1 r2 r3 rc1 rc2 rc3
+
+	nodefdctl -j events --count 1 --timeout 60 --cgroup cli/enf >"$T/r1.out" 2>&1 &
+	r1=$!
+	nodefdctl events --count 1 --timeout 60 --action enforce >"$T/r2.out" 2>&1 &
+	r2=$!
+	nodefdctl events --count 1 --timeout 8 --cgroup cli/aud >"$T/r3.out" 2>&1 &
+	r3=$!
+	sleep 2	# each is taken once the daemon's hello came: before the attack
+	out=$(reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try)
+	pid=$(printf '%s\n' "$out" | sed -n 's/^pid=//p')
+	wait "$r1"
+	rc1=$?
+	wait "$r2"
+	rc2=$?
+	wait "$r3"
+	rc3=$?
+	wait_for "$T/d9.out" "\"pid\":$pid," || return 1
+	echo "readers: exit $rc1 $rc2 $rc3"
+	cut -c1-200 "$T/r1.out" "$T/r2.out" "$T/r3.out"
+	[ "$rc1" = 0 ] && [ "$rc2" = 0 ] && [ "$rc3" = 1 ] &&
+		grep -qF "\"pid\":$pid," "$T/r1.out" && grep -q "pid=$pid " "$T/r2.out" &&
+		! grep -q "pid=$pid " "$T/r3.out" && ! grep -q "one of you only" "$T/r1.out" "$T/r2.out"
+}
+check "events while the daemon runs: two readers and the daemon all get the event, filters apply" \
+	t_feed_readers
+t_feed_root_only()
+{
+	ls -l /run/nodefd/events.sock
+	[ "$(stat -c '%a %u %F' /run/nodefd/events.sock)" = "600 0 socket" ]
+}
+check "events while the daemon runs: the feed is root's alone (mode 0600)" t_feed_root_only
+stop_daemon TERM
+check "the daemon stopped: its feed socket is gone" test ! -e /run/nodefd/events.sock
+
 t_daemon_schema()
 {
 	cat "$T"/d*.out 2>/dev/null | json_schema_ok
