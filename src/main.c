@@ -22,6 +22,7 @@ static void usage(void)
 	       "  policy    set, unset, show, check or load per-cgroup policies\n"
 	       "  status    show whether nodefd is loaded and what it counted\n"
 	       "  events    print refused and audited opens as they happen\n"
+	       "  metrics   the state and counters for Prometheus (text format)\n"
 	       "\n"
 	       "Options:\n"
 	       "  -j, --json     JSON output\n"
@@ -43,6 +44,7 @@ static const struct cmd cmds[] = {
 	{ "policy", do_policy },
 	{ "status", do_status },
 	{ "events", do_events },
+	{ "metrics", do_metrics },
 	{ NULL, NULL },
 };
 

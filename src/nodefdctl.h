@@ -235,6 +235,7 @@ int do_unload(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_events(int argc, char **argv);
 int do_policy(int argc, char **argv);
+int do_metrics(int argc, char **argv);
 int do_enable(int argc, char **argv);
 int do_disable(int argc, char **argv);
 int do_daemon(int argc, char **argv);

@@ -432,6 +432,35 @@ t_counters()
 }
 check "status counters: per rule, refusals and audits counted apart" t_counters
 
+# metrics: Prometheus' text format, the same counts as status, each metric with HELP and TYPE.
+t_metrics()
+{
+	local out d m bad
+
+	reopen-probe -u "$TRY_UID" -n 2 "$VICTIM" "move:$CG/cli/enf" try >/dev/null
+	drain
+	out=$(nodefdctl metrics) || return 1
+	printf '%s\n' "$out" | grep -v '^#' | head -n 30
+	d=$(counter denied upgrade)
+	m=$(printf '%s\n' "$out" | sed -n 's/^nodefd_refused_total{rule="upgrade"} \([0-9]*\)$/\1/p')
+	echo "status: denied upgrade $d; metrics: $m"
+	[ -n "$m" ] && [ "$m" = "$d" ] || return 1
+	printf '%s\n' "$out" | grep -qx 'nodefd_loaded 1' &&
+		printf '%s\n' "$out" | grep -qx 'nodefd_bpf_lsm_active 1' &&
+		printf '%s\n' "$out" | grep -qx 'nodefd_programs_attached 13' || return 1
+	# Every sample: a name, optional labels, a number; every name declared by TYPE first.
+	bad=$(printf '%s\n' "$out" | grep -v '^# \(HELP\|TYPE\) ' |
+		grep -vE '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+$')
+	[ -z "$bad" ] || { echo "not the text format: $bad"; return 1; }
+	for name in $(printf '%s\n' "$out" | grep -v '^#' | sed 's/[{ ].*//' | sort -u); do
+		printf '%s\n' "$out" | grep -q "^# TYPE $name \(counter\|gauge\)$" ||
+			{ echo "$name: no TYPE"; return 1; }
+		case $name in *_total) printf '%s\n' "$out" | grep -q "^# TYPE $name counter$" ||
+			{ echo "$name: a _total that is no counter"; return 1; } ;; esac
+	done
+}
+check "metrics: Prometheus text format, the refusals as status counts them" t_metrics
+
 check "policy unset cli/off: it follows the root again (enforced)" \
 	nodefdctl policy unset cli/off
 check "attack from cli/off after unset: refused" attack cli/off 1 enforce
@@ -1363,6 +1392,8 @@ check "unload leaves no pin behind" t_unload
 check "unload again: not loaded" expect 1 "unload: not loaded" nodefdctl unload
 check "policy show when not loaded" expect 1 "not loaded (no $PINS)" nodefdctl policy show
 check "status --quiet after unload: exit 4" status_is 4 --quiet
+check "metrics after unload: nodefd_loaded 0, exit 0" \
+	sh -c 'out=$(nodefdctl metrics) && printf "%s\n" "$out" | grep -qx "nodefd_loaded 0" && ! printf "%s\n" "$out" | grep -q "^nodefd_checked_total"'
 t_variant()
 {
 	local want=nodefd_inode_follow_link out

@@ -692,9 +692,10 @@ bad_start()
 {
 	local conf=/etc/nodefd/policy.conf n0 n1 state
 
-	n0=$(systemctl show -P NRestarts nodefd.service)
 	printf '[default]\nmode = audit\nbogus = on\n' >"$conf"
 	systemctl restart nodefd.service 2>&1 | sed 's/^/#   /'
+	# A start by hand sets the count of automatic restarts back to 0: count from here.
+	n0=$(systemctl show -P NRestarts nodefd.service)
 	sleep 12	# two RestartSec: a restart loop would have begun
 	n1=$(systemctl show -P NRestarts nodefd.service)
 	state=$(systemctl show -P ActiveState nodefd.service)
