@@ -64,7 +64,7 @@ static void events_help(void)
 	       "Events wait in the ring buffer until read, so a later reader sees earlier ones.\n"
 	       "While 'nodefdctl daemon' runs it is the ring buffer's reader, and this command\n"
 	       "gets every event from it (over " FEED_PATH ", root only) from its start on;\n"
-	       "any number of them may read at once.\n"
+	       "up to 16 of them may read at once.\n"
 	       "\n"
 	       "  -c, --count N          exit after N events\n"
 	       "  -t, --timeout SECONDS  exit after SECONDS (0: print what is waiting and exit)\n"
@@ -503,8 +503,15 @@ int do_events(int argc, char **argv)
 			close(fd);
 			return events_end(&ctx, err);
 		}
-		p_warn("events: the daemon (pid %d) serves no events on %s (%s): reading the ring buffer it reads, each event goes to one of you only",
-		       pid, FEED_PATH, errstr(fd));
+		/* A daemon that serves them, but not to us now: never take its events. */
+		if (fd != -ENOENT) {
+			p_err("events: the daemon (pid %d) did not take this reader on %s: %s%s",
+			      pid, FEED_PATH, errstr(fd),
+			      fd == -ECONNREFUSED ? " (16 readers already?)" : "");
+			return CMD_FAIL;
+		}
+		p_warn("events: the daemon (pid %d) serves no events on %s: reading the ring buffer it reads, each event goes to one of you only",
+		       pid, FEED_PATH);
 	}
 	fd = pin_map_open("events", "events", BPF_MAP_TYPE_RINGBUF, 0);
 	if (fd < 0)

@@ -64,6 +64,19 @@ static int client_send(struct feed_client *c, const void *buf, size_t len)
 	return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? -EAGAIN : -errno;
 }
 
+/* Clients that hung up while nothing was sent to them: their places back. */
+static void feed_prune(struct feed *f)
+{
+	char c;
+
+	for (unsigned int i = 0; i < f->n;) {
+		if (recv(f->clients[i].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+			client_drop(f, i);
+		else
+			i++;
+	}
+}
+
 void feed_accept(struct feed *f)
 {
 	struct feed_record hello = { .type = FEED_HELLO };
@@ -72,6 +85,8 @@ void feed_accept(struct feed *f)
 	int fd;
 
 	while ((fd = accept4(f->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		if (f->n == FEED_CLIENTS_MAX)
+			feed_prune(f);
 		/* Root only: the socket's mode says so, the peer's credentials again. */
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != 0 ||
 		    f->n == FEED_CLIENTS_MAX) {

@@ -1337,6 +1337,29 @@ t_feed_root_only()
 	[ "$(stat -c '%a %u %F' /run/nodefd/events.sock)" = "600 0 socket" ]
 }
 check "events while the daemon runs: the feed is root's alone (mode 0600)" t_feed_root_only
+t_feed_full()
+{
+	local pids= i out rc
+
+	for i in $(seq 16); do
+		nodefdctl events --timeout 60 >/dev/null 2>&1 &
+		pids="$pids $!"
+	done
+	sleep 3
+	out=$(nodefdctl events --timeout 1 2>&1)
+	rc=$?
+	echo "the 17th reader: exit $rc: $out"
+	kill $pids 2>/dev/null
+	wait $pids 2>/dev/null
+	[ "$rc" = 1 ] && printf '%s\n' "$out" | grep -q "did not take this reader" || return 1
+	# The places of readers gone are taken again.
+	out=$(nodefdctl events --timeout 1 2>&1)
+	rc=$?
+	echo "a reader after they left: exit $rc $out"
+	[ "$rc" = 0 ]
+}
+check "events while the daemon runs: a 17th reader is refused, never reads the ring buffer beside the daemon" \
+	t_feed_full
 stop_daemon TERM
 check "the daemon stopped: its feed socket is gone" test ! -e /run/nodefd/events.sock
 
