@@ -96,6 +96,13 @@ $(BUILD)/bin/nodefdctl: $(NODEFDCTL_OBJS) | $(BUILD)/bin
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_BPF)
 # nodefdctl's --json output: json-c; its policy file: libinih (INI); static like the rest.
 $(BUILD)/bin/nodefdctl: LDLIBS_BPF += -ljson-c -linih
+# The daemon's HTTP endpoint (src/http.c): libmicrohttpd, whose static archive needs GnuTLS's
+# static dependencies, which Debian does not ship; so only a dynamic build (the package's,
+# debian/rules) has it. The static one says, when asked for an endpoint, that it has none.
+ifeq ($(filter -static,$(LDFLAGS)),)
+CPPFLAGS	+= -DNODEFD_HTTP
+$(BUILD)/bin/nodefdctl: LDLIBS_BPF += -lmicrohttpd
+endif
 
 # In-VM test programs: each suite's fragment adds its binaries to TEST_BINS. They need the test
 # kernel's tree, so only `make tests` (and check, demo, bench) builds them.

@@ -59,6 +59,8 @@ static __always_inline bool policy_flag(const struct ctx *c, __u32 flag)
 	return !c->canary && c->policy && (c->policy->flags & flag);
 }
 
+_Static_assert(NODEFD_REASON_NR <= NODEFD_REASON_SLOTS, "a counter slot for every reason");
+
 /*
  * One failed rule, in @mode: refused and reported (enforce), reported (audit), or nothing.
  * True if the access is refused.
@@ -71,6 +73,9 @@ static __always_inline bool verdict_as(struct ctx *c, __u8 mode, __u8 rule, __u8
 		return false;
 	count((mode == NODEFD_MODE_ENFORCE ? NODEFD_CNT_DENIED : NODEFD_CNT_AUDITED) +
 	      (rule & (NODEFD_RULE_NR - 1)));
+	count((mode == NODEFD_MODE_ENFORCE ? NODEFD_CNT_DENIED_BY : NODEFD_CNT_AUDITED_BY) +
+	      (rule & (NODEFD_RULE_NR - 1)) * NODEFD_REASON_SLOTS +
+	      (reason & (NODEFD_REASON_SLOTS - 1)));
 	emit(c, rule, mode, reason, ancestor);
 	return mode == NODEFD_MODE_ENFORCE;
 }

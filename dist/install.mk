@@ -34,6 +34,7 @@ install: $(BUILD)/bin/nodefdctl
 	$(Q)$(INSTALL_PROGRAM) $(BUILD)/bin/nodefdctl $(DESTDIR)$(sbindir)/nodefdctl
 	$(Q)$(INSTALL_DATA) docs/nodefdctl.8 $(DESTDIR)$(mandir)/man8/nodefdctl.8
 	$(Q)$(INSTALL_DATA) docs/nodefd-policy.conf.5 $(DESTDIR)$(mandir)/man5/nodefd-policy.conf.5
+	$(Q)$(INSTALL_DATA) docs/nodefd.conf.5 $(DESTDIR)$(mandir)/man5/nodefd.conf.5
 	$(Q)sed 's|/usr/sbin/nodefdctl|$(sbindir)/nodefdctl|g' dist/nodefd.service \
 		> $(DESTDIR)$(unitdir)/nodefd.service.tmp && \
 		chmod 0644 $(DESTDIR)$(unitdir)/nodefd.service.tmp && \
@@ -44,12 +45,18 @@ install: $(BUILD)/bin/nodefdctl
 	else \
 		$(INSTALL_DATA) dist/policy.conf $(DESTDIR)$(sysconfdir)/nodefd/policy.conf; \
 	fi
+	$(Q)if [ -e $(DESTDIR)$(sysconfdir)/nodefd/nodefd.conf ]; then \
+		echo "  KEEP     $(DESTDIR)$(sysconfdir)/nodefd/nodefd.conf (exists)"; \
+	else \
+		$(INSTALL_DATA) dist/nodefd.conf $(DESTDIR)$(sysconfdir)/nodefd/nodefd.conf; \
+	fi
 
-# Removes what install put there, but the policy file (the admin's) and the pins (nodefd keeps
+# Removes what install put there, but the policy file and the settings (the admin's) and the pins (nodefd keeps
 # enforcing until `nodefdctl unload`).
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(sbindir)/nodefdctl $(DESTDIR)$(mandir)/man8/nodefdctl.8 \
-		$(DESTDIR)$(mandir)/man5/nodefd-policy.conf.5 $(DESTDIR)$(unitdir)/nodefd.service \
+		$(DESTDIR)$(mandir)/man5/nodefd-policy.conf.5 $(DESTDIR)$(mandir)/man5/nodefd.conf.5 \
+		$(DESTDIR)$(unitdir)/nodefd.service \
 		$(DESTDIR)$(bashcompdir)/nodefdctl
 
 # The Debian package, from the work tree as it is (uncommitted changes included), built out of

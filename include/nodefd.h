@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 7
+#define NODEFD_ABI_VERSION 8
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -135,6 +135,10 @@ enum nodefd_reason {
 	NODEFD_REASON_HIDDEN = 11,
 	NODEFD_REASON_NR = 12,
 };
+
+/* Counters kept per rule and reason: room for every reason (a power of two). */
+#define NODEFD_REASON_SLOTS 16
+
 
 /**
  * enum nodefd_hook - where the decision was made
@@ -364,6 +368,10 @@ struct nodefd_event_rate {
  * @NODEFD_CNT_NOMEM: task state that could not be stored.
  * @NODEFD_CNT_BY_NAME: accesses beyond the original file's that were allowed
  *	because the opener could have them by name.
+ * @NODEFD_CNT_DENIED_BY: first of NODEFD_RULE_NR * NODEFD_REASON_SLOTS
+ *	counters of refusals by rule and reason (rule * NODEFD_REASON_SLOTS +
+ *	reason); summed over the reasons, a rule's NODEFD_CNT_DENIED.
+ * @NODEFD_CNT_AUDITED_BY: the same for audits.
  * @NODEFD_CNT_NR: number of counters.
  */
 enum nodefd_counter {
@@ -376,7 +384,9 @@ enum nodefd_counter {
 	NODEFD_CNT_NOMEM = NODEFD_CNT_EVENTS_DROPPED + 1,
 	NODEFD_CNT_BY_NAME = NODEFD_CNT_NOMEM + 1,
 	NODEFD_CNT_EVENTS_SUPPRESSED = NODEFD_CNT_BY_NAME + 1,
-	NODEFD_CNT_NR = NODEFD_CNT_EVENTS_SUPPRESSED + 1,
+	NODEFD_CNT_DENIED_BY = NODEFD_CNT_EVENTS_SUPPRESSED + 1,
+	NODEFD_CNT_AUDITED_BY = NODEFD_CNT_DENIED_BY + NODEFD_RULE_NR * NODEFD_REASON_SLOTS,
+	NODEFD_CNT_NR = NODEFD_CNT_AUDITED_BY + NODEFD_RULE_NR * NODEFD_REASON_SLOTS,
 };
 
 #endif /* __NODEFD_H */

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -24,6 +25,9 @@
 #include "watch.h"
 #include "feed.h"
 #include "glob.h"
+#include "conf.h"
+#include "http.h"
+#include "status.h"
 
 /*
  * The daemon never holds enforcement up: the programs run from their pinned
@@ -50,6 +54,9 @@ enum daemon_output {
 struct daemon {
 	const char *policy_file;	/* NULL: --no-policy */
 	bool policy_named;		/* --policy: the file must exist */
+	const char *conf_file;
+	bool conf_named;		/* --config: the file must exist */
+	struct daemon_conf conf;
 	enum daemon_output out;
 
 	int settings_fd;
@@ -79,11 +86,18 @@ struct daemon {
 	struct feed feed;		/* every event passed on to local readers */
 	bool warned_size;
 	bool warned_sweep;
+
+	struct policy_state ps;		/* what became of the policy file, for metrics */
+	bool ps_warned;
+	struct http *http;		/* the endpoint nodefd.conf asks for, once it listens */
+	int ep;				/* the loop's epoll set */
+	bool http_warned;
 };
 
 static void daemon_help(void)
 {
-	printf("Usage: nodefdctl daemon [--policy FILE | --no-policy] [--output json|text|syslog]\n"
+	printf("Usage: nodefdctl daemon [--policy FILE | --no-policy] [--config FILE]\n"
+	       "                        [--output json|text|syslog]\n"
 	       "\n"
 	       "Loads nodefd if it is not loaded, else adopts the pinned programs and maps\n"
 	       "without a gap in enforcement; applies the policy file (default\n"
@@ -104,8 +118,14 @@ static void daemon_help(void)
 	       "place: only 'nodefdctl unload' removes it. One daemon at a time ("
 	       LOCK_DAEMON_PATH ").\n"
 	       "\n"
+	       "With [metrics] listen in its settings, the daemon serves over HTTP /metrics (what\n"
+	       "'nodefdctl metrics' prints), /healthz and /readyz (200, or 503 and why). A\n"
+	       "settings or policy file rejected at start: exit 6.\n"
+	       "\n"
 	       "  -f, --policy FILE   the policy file (nodefd-policy.conf(5)); must exist\n"
 	       "  -n, --no-policy     leave the running policy alone\n"
+	       "  -c, --config FILE   the daemon's settings (nodefd.conf(5); default\n"
+	       "                      " CONF_FILE_DEFAULT ", if it exists): the metrics endpoint\n"
 	       "  -o, --output KIND   json (default), text or syslog\n");
 }
 
@@ -343,6 +363,33 @@ static void policy_record_add(struct json_object *obj, const struct policyfile *
 	json_add_u64(obj, "map_id", l->map_id);
 }
 
+/* The record of what became of the policy file, for `nodefdctl metrics`. */
+static void daemon_ps_save(struct daemon *d)
+{
+	int err = policy_state_write(&d->ps);
+
+	if (err && !d->ps_warned)
+		note_error(d, "%s: %s; 'nodefdctl metrics' leaves out the nodefd_policy_* metrics",
+			   POLICY_STATE_PATH, errstr(err));
+	d->ps_warned = err != 0;
+}
+
+static void daemon_ps_load(struct daemon *d, bool ok)
+{
+	__s64 now = (__s64)time(NULL);
+
+	d->ps.last_load_s = now;
+	d->ps.last_ok = ok;
+	if (ok) {
+		d->ps.loads_ok++;
+		d->ps.generation++;
+		d->ps.last_ok_s = now;
+	} else {
+		d->ps.loads_failed++;
+	}
+	daemon_ps_save(d);
+}
+
 /* 0 if applied or there was nothing to apply; -errno if the file was rejected. */
 static int daemon_policy_apply(struct daemon *d, const char *why_now)
 {
@@ -395,6 +442,7 @@ static int daemon_policy_apply(struct daemon *d, const char *why_now)
 		     why_now, why);
 		policyfile_free(&pf);
 		free(ids);
+		daemon_ps_load(d, false);
 	} else {
 		json_add_str(obj, "result", "applied");
 		policy_record_add(obj, &pf, ids, &l);
@@ -408,6 +456,7 @@ static int daemon_policy_apply(struct daemon *d, const char *why_now)
 		d->applied = l;
 		memset(&l, 0, sizeof(l));
 		watches_reset(d);
+		daemon_ps_load(d, true);
 	}
 	policy_list_free(&l);
 out_unlock:
@@ -479,6 +528,9 @@ static void daemon_policy_refresh(struct daemon *d)
 	policy_list_free(&d->applied);
 	d->applied = l;
 	memset(&l, 0, sizeof(l));
+	d->ps.refreshes++;
+	d->ps.generation++;
+	daemon_ps_save(d);
 out_unlock:
 	lock_release(lock);
 	policy_list_free(&l);
@@ -657,6 +709,7 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'f' },
 		{ "no-policy", no_argument, NULL, 'n' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		GLOBAL_LONG_OPTS,
 		{ NULL, 0, NULL, 0 },
@@ -666,7 +719,7 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 	int c, ret;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":f:no:" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":f:nc:o:" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
 		switch (c) {
 		case 'f':
 			if (!optarg[0] || strnlen(optarg, PATH_MAX) >= PATH_MAX) {
@@ -679,6 +732,15 @@ static int daemon_args(int argc, char **argv, struct daemon *d)
 			break;
 		case 'n':
 			no_policy = true;
+			break;
+		case 'c':
+			if (!optarg[0] || strnlen(optarg, PATH_MAX) >= PATH_MAX) {
+				p_err("daemon: --config: %s", optarg[0] ? "longer than PATH_MAX" :
+									   "empty file name");
+				return CMD_USAGE;
+			}
+			d->conf_file = optarg;
+			d->conf_named = true;
 			break;
 		case 'o':
 			if (!strcmp(optarg, "json")) {
@@ -805,6 +867,93 @@ static int daemon_check_pins(struct daemon *d)
 	return 0;
 }
 
+/* ---- the HTTP endpoint --------------------------------------------------- */
+
+/* /readyz: enforcing as it should. False with the reason in @out. */
+static bool daemon_ready(const struct daemon *d, const struct status *s, FILE *out)
+{
+	if (s->lsm_err) {
+		fprintf(out, "not ready: cannot read the kernel's LSM list: %s\n", errstr(s->lsm_err));
+		return false;
+	}
+	if (!lsm_list_has(s->lsm, "bpf")) {
+		fprintf(out, "not ready: bpf is not in the kernel's LSM list (%s): nothing is enforced\n",
+			s->lsm);
+		return false;
+	}
+	if (!s->loaded) {
+		fprintf(out, "not ready: nodefd is not loaded\n");
+		return false;
+	}
+	for (int i = 0; i < s->nprogs; i++) {
+		if (s->progs[i].err) {
+			fprintf(out, "not ready: %s is not attached: %s\n", s->progs[i].name,
+				errstr(s->progs[i].err));
+			return false;
+		}
+	}
+	fprintf(out, "ready: %s, %zu %s%s\n",
+		s->enabled ? "enforcing" : "loaded but disabled ('nodefdctl enable')",
+		d->applied.n, d->applied.n == 1 ? "policy" : "policies",
+		d->ps.last_ok ? "" : "; the last policy file read was rejected (the one before runs)");
+	return true;
+}
+
+static unsigned int daemon_page(void *ctx, const char *path, FILE *out, const char **type)
+{
+	struct daemon *d = ctx;
+	struct status s = {};
+
+	if (!strcmp(path, "/healthz")) {
+		/* Served from the daemon's loop: that it answers is that the loop runs. */
+		fprintf(out, "ok\n");
+		return 200;
+	}
+	if (strcmp(path, "/metrics") && strcmp(path, "/readyz")) {
+		fprintf(out, "not found: this is nodefd; it serves /metrics, /healthz and /readyz\n");
+		return 404;
+	}
+	if (status_gather(&s, "daemon")) {
+		fprintf(out, "cannot read nodefd's state (the daemon's log says why)\n");
+		return 503;
+	}
+	if (!strcmp(path, "/readyz"))
+		return daemon_ready(d, &s, out) ? 200 : 503;
+	*type = "text/plain; version=0.0.4; charset=utf-8";
+	metrics_write(out, &s, &d->ps);
+	return 200;
+}
+
+/* Listens where nodefd.conf says, if not yet: a port taken now may be free at the next tick. */
+static void daemon_http_try(struct daemon *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct json_object *obj;
+	char why[REASON_MAX];
+
+	if (d->http || !d->conf.metrics_listen[0])
+		return;
+	d->http = http_start(d->conf.metrics_listen, daemon_page, d, why, sizeof(why));
+	if (!d->http) {
+		if (!d->http_warned)
+			note_error(d, "metrics: %s; trying again every %d ms", why, TICK_MS);
+		d->http_warned = true;
+		return;
+	}
+	ev.data.fd = http_fd(d->http);
+	if (d->ep >= 0 && epoll_ctl(d->ep, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		note_error(d, "metrics: epoll: %s", errstr(errno));
+		http_stop(d->http);
+		d->http = NULL;
+		return;
+	}
+	obj = record("metrics");
+	json_add_str(obj, "listen", d->conf.metrics_listen);
+	note(d, LOG_INFO, obj, "metrics: serving /metrics, /healthz and /readyz on http://%s",
+	     d->conf.metrics_listen);
+	d->http_warned = false;
+}
+
 static int daemon_loop(struct daemon *d, int sfd)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, evs[4];
@@ -816,6 +965,8 @@ static int daemon_loop(struct daemon *d, int sfd)
 		note_error(d, "epoll: %s", errstr(errno));
 		return CMD_FAIL;
 	}
+	d->ep = ep;
+	daemon_http_try(d);
 	ev.data.fd = ring_buffer__epoll_fd(d->rb);
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
 		note_error(d, "epoll: %s", errstr(errno));
@@ -863,6 +1014,10 @@ static int daemon_loop(struct daemon *d, int sfd)
 				feed_accept(&d->feed);
 				continue;
 			}
+			if (d->http && evs[i].data.fd == http_fd(d->http)) {
+				http_run(d->http);
+				continue;
+			}
 			if (evs[i].data.fd != sfd) {
 				err = ring_buffer__consume(d->rb);
 				if (err < 0)
@@ -901,6 +1056,10 @@ static int daemon_loop(struct daemon *d, int sfd)
 				note_error(d, "%s/events: %s", PIN_DIR, errstr(err));
 			daemon_check_drops(d);
 			daemon_check_heldback(d);
+			if (d->http)
+				http_run(d->http);	/* connections that timed out */
+			else
+				daemon_http_try(d);
 			if (d->watch.fd < 0)
 				daemon_policy_refresh(d);
 			err = daemon_check_pins(d);
@@ -910,8 +1069,30 @@ static int daemon_loop(struct daemon *d, int sfd)
 			}
 		}
 	}
+	http_stop(d->http);
+	d->http = NULL;
+	d->ep = -1;
 	close(ep);
 	return ret;
+}
+
+/* An endpoint asked for that this nodefdctl can serve: 0, or -errno with "FILE: reason". */
+static int daemon_conf_check(const struct daemon *d, char *why, size_t size)
+{
+	char reason[REASON_MAX], qfile[3 * 128 + 8];
+	struct sockaddr_storage ss;
+	int err;
+
+	err = http_parse_listen(d->conf.metrics_listen, &ss, reason, sizeof(reason));
+	if (!err && !http_built_in) {
+		snprintf(reason, sizeof(reason),
+			 "this nodefdctl was built without the HTTP endpoint (a static build cannot link libmicrohttpd): use the packaged nodefdctl, or 'nodefdctl metrics'");
+		err = -EOPNOTSUPP;
+	}
+	if (err)
+		snprintf(why, size, "%s: [metrics] listen: %s",
+			 text_quote(d->conf_file, 128, qfile, sizeof(qfile)), reason);
+	return err;
 }
 
 int do_daemon(int argc, char **argv)
@@ -925,7 +1106,10 @@ int do_daemon(int argc, char **argv)
 		.held = { .sources_fd = -1, .reported_fd = -1 },
 		.watch.fd = -1,
 		.feed.fd = -1,
+		.conf_file = CONF_FILE_DEFAULT,
+		.ep = -1,
 	};
+	char why[3 * REASON_MAX];
 	bool loaded = false;
 	sigset_t mask;
 	int ret, lock, sfd, err;
@@ -935,6 +1119,23 @@ int do_daemon(int argc, char **argv)
 		return ret;
 	if (require_privilege("daemon"))
 		return CMD_FAIL;
+	/* Settings first: one that cannot be honoured stops the start, with exit 6 as a policy. */
+	err = daemon_conf_read(d.conf_file, &d.conf, why, sizeof(why));
+	if (err == -ENOENT && !d.conf_named)
+		err = 0;
+	else if (!err && d.conf.metrics_listen[0])
+		err = daemon_conf_check(&d, why, sizeof(why));
+	if (err) {
+		char status[3 * REASON_MAX + 64];
+
+		p_err("daemon: %s", why);
+		snprintf(status, sizeof(status), "STATUS=not started: %s (exit %d)", why,
+			 DAEMON_POLICY_REJECTED);
+		daemon_notify(&d, status);
+		return DAEMON_POLICY_REJECTED;
+	}
+	d.ps.pid = getpid();
+	d.ps.last_ok = true;	/* nothing rejected yet */
 	lock = lock_daemon("daemon");
 	if (lock < 0)
 		return CMD_FAIL;

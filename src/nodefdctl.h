@@ -220,6 +220,12 @@ int policy_outer_open(const char *verb);
 /* Policy files: -errno with "FILE:LINE: reason" in @why. */
 struct policyfile;
 int policy_file_parse(const char *file, struct policyfile *pf, char *why, size_t size);
+/*
+ * A configuration file's bytes (@len of them, no NUL added; at most 1 MiB): a regular
+ * file of root's that only root can write. @qfile is its name as messages quote it.
+ */
+int root_file_read(const char *file, const char *qfile, char **text, size_t *len, char *why,
+		   size_t size);
 /* ids[i] for entry i, 0 for a cgroup that does not exist (counted in *pending, not in @l). */
 int policy_file_resolve(const char *file, const struct policyfile *pf, __u64 *ids,
 			size_t *pending, struct policy_list *l, char *why, size_t size);

@@ -257,7 +257,7 @@ void policy_format(const struct nodefd_policy *p, char *buf, size_t size)
  * only (whoever can write it decides what nodefd enforces), of at most
  * POLICYFILE_SIZE_MAX bytes.
  */
-static int policy_file_read(const char *file, const char *qfile, char **text, size_t *len,
+int root_file_read(const char *file, const char *qfile, char **text, size_t *len,
 			    char *why, size_t size)
 {
 	struct stat st;
@@ -347,7 +347,7 @@ int policy_file_parse(const char *file, struct policyfile *pf, char *why, size_t
 
 	memset(pf, 0, sizeof(*pf));
 	text_quote(file, 256, qfile, sizeof(qfile));
-	err = policy_file_read(file, qfile, &text, &len, why, size);
+	err = root_file_read(file, qfile, &text, &len, why, size);
 	if (err)
 		return err;
 	err = policyfile_parse(text, len, pf, &line, reason, sizeof(reason));

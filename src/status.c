@@ -11,40 +11,7 @@
 
 #include "nodefdctl.h"
 #include "policyfile.h"
-
-#define MAX_LINKS 16
-
-struct status_prog {
-	char name[NAME_MAX + 1];	/* the pin's name: the program's full name */
-	char prog_name[BPF_OBJ_NAME_LEN];	/* the kernel's, cut at 15 characters */
-	__u32 link_id;
-	__u32 prog_id;
-	int err;
-};
-
-#define MAX_PINS 32
-
-struct status_pin {
-	char name[NAME_MAX + 1];
-	__u32 map_id;		/* 0: not a map (or unreadable) */
-};
-
-struct status {
-	char lsm[512];
-	int lsm_err;
-	bool loaded;
-	int abi;
-	bool enabled;
-	__u64 dropped_reported;
-	__u64 counters[NODEFD_CNT_NR];
-	__u32 policies;
-	__u32 policy_map_id;
-	pid_t daemon_pid;
-	struct status_prog progs[MAX_LINKS];
-	int nprogs;
-	struct status_pin pins[MAX_PINS];
-	int npins;
-};
+#include "status.h"
 
 static void status_help(void)
 {
@@ -400,7 +367,7 @@ static void status_print_text(const struct status *s)
 }
 
 /* Everything status and metrics show: 0, or -errno having said why. */
-static int status_gather(struct status *s, const char *verb)
+int status_gather(struct status *s, const char *verb)
 {
 	int err;
 
@@ -448,120 +415,4 @@ int do_status(int argc, char **argv)
 	if (!s.loaded)
 		return STATUS_NOT_LOADED;
 	return s.enabled ? CMD_OK : STATUS_DISABLED;
-}
-
-/* ---- metrics ----------------------------------------------------------- */
-
-static void metrics_help(void)
-{
-	printf("Usage: nodefdctl metrics\n"
-	       "\n"
-	       "Prints nodefd's state and counters in Prometheus' text exposition format, for\n"
-	       "node_exporter's textfile collector (write to a temporary file in its directory,\n"
-	       "then rename it to NAME.prom). Counters are summed over all CPUs and count from\n"
-	       "the load; nodefd_loaded 0 when nothing is loaded (the other metrics then left\n"
-	       "out). Exit status 0, or 1 when the state cannot be read.\n");
-}
-
-/* One metric's HELP and TYPE lines. */
-static void metric_head(const char *name, const char *type, const char *help)
-{
-	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A metric of one sample, without labels. */
-static void metric_one(const char *name, const char *type, const char *help,
-		       unsigned long long value)
-{
-	metric_head(name, type, help);
-	printf("%s %llu\n", name, value);
-}
-
-static void metric_rules(const char *name, const char *help, const __u64 *first)
-{
-	metric_head(name, "counter", help);
-	for (unsigned int r = 0; r < NODEFD_RULE_NR; r++)
-		printf("%s{rule=\"%s\"} %llu\n", name, policy_rule_name(r),
-		       (unsigned long long)first[r]);
-}
-
-static void metrics_print(const struct status *s)
-{
-	int attached = 0;
-
-	for (int i = 0; i < s->nprogs; i++)
-		attached += !s->progs[i].err;
-	metric_head("nodefd_info", "gauge", "nodefdctl's version and ABI, always 1.");
-	printf("nodefd_info{version=\"%s\",abi=\"%d\"} 1\n", NODEFDCTL_VERSION, NODEFD_ABI_VERSION);
-	metric_one("nodefd_bpf_lsm_active", "gauge",
-		   "1 if bpf is in the kernel's active LSM list (without it nothing is enforced).",
-		   !s->lsm_err && lsm_list_has(s->lsm, "bpf"));
-	metric_one("nodefd_loaded", "gauge", "1 if nodefd's programs are loaded and pinned.",
-		   s->loaded);
-	metric_one("nodefd_daemon_running", "gauge", "1 if nodefdctl daemon runs.",
-		   s->daemon_pid > 0);
-	if (!s->loaded)
-		return;
-	metric_one("nodefd_enabled", "gauge", "1 if the checks are on (nodefdctl enable).",
-		   s->enabled);
-	metric_one("nodefd_programs_attached", "gauge", "BPF LSM programs attached.",
-		   (unsigned long long)attached);
-	metric_one("nodefd_policies", "gauge", "Cgroups with a policy of their own.", s->policies);
-	metric_one("nodefd_checked_total", "counter",
-		   "Opens and walks through a proc magic link that were judged.",
-		   s->counters[NODEFD_CNT_CHECKED]);
-	metric_rules("nodefd_refused_total", "Opens and walks refused (mode enforce), by rule.",
-		     &s->counters[NODEFD_CNT_DENIED]);
-	metric_rules("nodefd_audited_total",
-		     "Opens and walks that enforce would refuse, allowed and reported (mode audit), by rule.",
-		     &s->counters[NODEFD_CNT_AUDITED]);
-	metric_one("nodefd_allowed_by_name_total", "counter",
-		   "Accesses beyond the fd's allowed because the opener could have them by name.",
-		   s->counters[NODEFD_CNT_BY_NAME]);
-	metric_head("nodefd_fail_closed_total", "counter",
-		    "Times nodefd could not compute the kernel's answer and refused, by cause.");
-	printf("nodefd_fail_closed_total{cause=\"depth_limit\"} %llu\n",
-	       (unsigned long long)s->counters[NODEFD_CNT_DEPTH_LIMIT]);
-	printf("nodefd_fail_closed_total{cause=\"race\"} %llu\n",
-	       (unsigned long long)s->counters[NODEFD_CNT_RACE]);
-	printf("nodefd_fail_closed_total{cause=\"no_memory\"} %llu\n",
-	       (unsigned long long)s->counters[NODEFD_CNT_NOMEM]);
-	metric_one("nodefd_events_dropped_total", "counter",
-		   "Events lost because the ring buffer was full.",
-		   s->counters[NODEFD_CNT_EVENTS_DROPPED]);
-	metric_one("nodefd_events_suppressed_total", "counter",
-		   "Events held back by the rate limit (reported in summary records).",
-		   s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
-}
-
-static int metrics_args(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		GLOBAL_LONG_OPTS,
-		{ NULL, 0, NULL, 0 },
-	};
-	int c, ret;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":" GLOBAL_SHORT_OPTS, opts, NULL)) >= 0) {
-		ret = verb_opt(c, argv[0], argv, metrics_help);
-		if (ret >= 0)
-			return ret;
-	}
-	return verb_tail(argc, argv, argv[0], metrics_help, 0);
-}
-
-int do_metrics(int argc, char **argv)
-{
-	struct status s = {};
-	int ret;
-
-	ret = metrics_args(argc, argv);
-	if (ret >= 0)
-		return ret;
-	if (status_gather(&s, "metrics"))
-		return CMD_FAIL;
-	metrics_print(&s);
-	fflush(stdout);
-	return ferror(stdout) ? CMD_FAIL : CMD_OK;
 }

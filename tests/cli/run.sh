@@ -435,16 +435,23 @@ check "status counters: per rule, refusals and audits counted apart" t_counters
 # metrics: Prometheus' text format, the same counts as status, each metric with HELP and TYPE.
 t_metrics()
 {
-	local out d m bad
+	local out d m bad r0 r1
 
+	r0=$(nodefdctl metrics | sed -n 's/^nodefd_refused_total{rule="upgrade",reason="rule"} //p')
 	reopen-probe -u "$TRY_UID" -n 2 "$VICTIM" "move:$CG/cli/enf" try >/dev/null
 	drain
 	out=$(nodefdctl metrics) || return 1
-	printf '%s\n' "$out" | grep -v '^#' | head -n 30
+	printf '%s\n' "$out" | grep -v '^#' | grep -v ' 0$' | head -n 30
 	d=$(counter denied upgrade)
-	m=$(printf '%s\n' "$out" | sed -n 's/^nodefd_refused_total{rule="upgrade"} \([0-9]*\)$/\1/p')
-	echo "status: denied upgrade $d; metrics: $m"
-	[ -n "$m" ] && [ "$m" = "$d" ] || return 1
+	# By rule and reason: a rule's sum over the reasons is what status counts for it.
+	m=$(printf '%s\n' "$out" | awk -F' ' '/^nodefd_refused_total\{rule="upgrade",reason="[a-z_]+"\} / { s += $2; n++ }
+		END { if (n == 12) print s }')
+	r1=$(printf '%s\n' "$out" | sed -n 's/^nodefd_refused_total{rule="upgrade",reason="rule"} //p')
+	echo "status: denied upgrade $d; metrics: $m over 12 reasons; reason rule $r0 -> $r1"
+	[ -n "$m" ] && [ "$m" = "$d" ] && [ -n "$r0" ] && [ "$r1" -eq $((r0 + 2)) ] || return 1
+	[ "$(printf '%s\n' "$out" | grep -c '^nodefd_refused_total{')" -eq 48 ] &&
+		[ "$(printf '%s\n' "$out" | grep -c '^nodefd_audited_total{')" -eq 48 ] ||
+		{ echo "not 4 rules x 12 reasons"; return 1; }
 	printf '%s\n' "$out" | grep -qx 'nodefd_loaded 1' &&
 		printf '%s\n' "$out" | grep -qx 'nodefd_bpf_lsm_active 1' &&
 		printf '%s\n' "$out" | grep -qx 'nodefd_programs_attached 13' || return 1
@@ -459,7 +466,7 @@ t_metrics()
 			{ echo "$name: a _total that is no counter"; return 1; } ;; esac
 	done
 }
-check "metrics: Prometheus text format, the refusals as status counts them" t_metrics
+check "metrics: Prometheus text format, refusals by rule and reason as status counts them" t_metrics
 
 check "policy unset cli/off: it follows the root again (enforced)" \
 	nodefdctl policy unset cli/off
@@ -838,6 +845,36 @@ check "policy file: missing" expect 1 "$T/none.conf: no such file or directory" 
 	nodefdctl policy load "$T/none.conf"
 check "daemon: a bad policy file at start: exit 6, maps kept" \
 	expect 6 "key.conf:3: unknown key 'mod'" nodefdctl daemon --policy "$T/key.conf"
+# The daemon's settings (nodefd.conf(5)): rejected at start, exit 6, with file, line and reason.
+daemon_conf()
+{
+	printf '%b' "$2" >"$T/$1.conf"
+	chmod "${3:-0644}" "$T/$1.conf"
+}
+daemon_conf lisen '[metrics]\nlisen = 127.0.0.1:9847\n'
+check "daemon settings: an unknown key: exit 6" expect 6 \
+	"lisen.conf:2: unknown key 'lisen' in [metrics] (there is listen)" \
+	nodefdctl daemon --no-policy --config "$T/lisen.conf"
+daemon_conf sect '[metric]\nlisten = 127.0.0.1:9847\n'
+check "daemon settings: an unknown section: exit 6" expect 6 \
+	"sect.conf:2: unknown section [metric] (there is [metrics])" \
+	nodefdctl daemon --no-policy --config "$T/sect.conf"
+daemon_conf addr '[metrics]\nlisten = localhost:9847\n'
+check "daemon settings: a listen address not numeric: exit 6" expect 6 \
+	"[metrics] listen: 'localhost:9847': not ADDRESS:PORT" \
+	nodefdctl daemon --no-policy --config "$T/addr.conf"
+daemon_conf port '[metrics]\nlisten = 127.0.0.1:65536\n'
+check "daemon settings: a port out of range: exit 6" expect 6 \
+	"'127.0.0.1:65536': not ADDRESS:PORT" nodefdctl daemon --no-policy --config "$T/port.conf"
+daemon_conf static '[metrics]\nlisten = [::1]:9847\n'
+check "daemon settings: an endpoint this static build has not: exit 6, said" expect 6 \
+	"built without the HTTP endpoint" nodefdctl daemon --no-policy --config "$T/static.conf"
+daemon_conf open '[metrics]\n' 0666
+check "daemon settings: writable by others: exit 6" expect 6 \
+	"open.conf: writable by group or others (mode 0666)" \
+	nodefdctl daemon --no-policy --config "$T/open.conf"
+check "daemon settings: a named file missing: exit 6" expect 6 \
+	"none.conf: no such file or directory" nodefdctl daemon --no-policy --config "$T/none.conf"
 t_check_good()
 {
 	printf '[default]\nmode = audit\n[cgroup "cli/aud"]\nmode = off\nupgrade = audit\n' \
@@ -1036,6 +1073,22 @@ t_hup_bad()
 	printf '%s\n' "$out" | grep -q 'eacces=1'
 }
 check "daemon: SIGHUP with a bad file: rejected with file and line, policy kept" t_hup_bad
+# What the daemon did with its file, for Prometheus: its start's and SIGHUP's reads, the last rejected.
+t_policy_metrics()
+{
+	local out ok bad gen ref
+
+	out=$(nodefdctl metrics) || return 1
+	printf '%s\n' "$out" | grep '^nodefd_policy_'
+	ok=$(printf '%s\n' "$out" | sed -n 's/^nodefd_policy_loads_total{result="applied"} //p')
+	bad=$(printf '%s\n' "$out" | sed -n 's/^nodefd_policy_loads_total{result="rejected"} //p')
+	gen=$(printf '%s\n' "$out" | sed -n 's/^nodefd_policy_generation //p')
+	ref=$(printf '%s\n' "$out" | sed -n 's/^nodefd_policy_refreshes_total //p')
+	[ "$ok" = 2 ] && [ "$bad" = 1 ] && [ -n "$ref" ] && [ "$gen" = $((ok + ref)) ] &&
+		printf '%s\n' "$out" | grep -qx 'nodefd_policy_last_load_successful 0' &&
+		printf '%s\n' "$out" | grep -q '^nodefd_policy_last_applied_timestamp_seconds [1-9]'
+}
+check "metrics: the daemon's policy loads (2 applied, 1 rejected, the last), generation" t_policy_metrics
 cat "$T/policy.new" >"$T/policy.conf"
 
 # A ring buffer filled while no daemon reads: what waited plus what was dropped is every event.

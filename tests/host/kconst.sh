@@ -94,6 +94,7 @@ NODEFD_PATH_MAX               the size of an event field
 NODEFD_NAME_MAX               the size of an event field
 NODEFD_CGROUP_PATH_MAX        the size of an event field
 NODEFD_EV_CGROUP_CUT          an event flag
+NODEFD_REASON_SLOTS           the size of a counter block
 NODEFD_MAX_POLICIES           the size of a map
 NODEFD_EVENT_BURST            a rate of nodefd events
 NODEFD_EVENT_UID_BURST        a rate of nodefd events
