@@ -59,7 +59,7 @@ static int canary_dir(char *dir, size_t size)
 }
 
 /* 0 if nodefd refused the reopen; else -errno and why, in words. */
-int canary_run(int events_fd, char *why, size_t size)
+int canary_run(int events_fd, bool read_event, char *why, size_t size)
 {
 	struct canary_seen seen = { .pid = getpid() };
 	char dir[64], file[96], link[64];
@@ -103,6 +103,15 @@ int canary_run(int events_fd, char *why, size_t size)
 		goto out_close;
 	}
 
+	/*
+	 * Beside other programs' events (a replacement: the new programs judge everyone by
+	 * now), reading the ring buffer would take theirs too: the event is left to the
+	 * daemon, which reads everything.
+	 */
+	if (!read_event) {
+		err = 0;
+		goto out_close;
+	}
 	seen.fd = fd;
 	rb = ring_buffer__new(events_fd, canary_event, &seen, NULL);
 	if (!rb) {

@@ -89,6 +89,14 @@ struct daemon {
 
 	struct policy_state ps;		/* what became of the policy file, for metrics */
 	bool ps_warned;
+	/* How it came by its pins; for a replacement, what it replaced. */
+	enum { PINS_ADOPTED, PINS_LOADED, PINS_REPLACED } pins;
+	int old_abi;
+	char old_object[LOAD_OBJECT_ID_MAX];
+	int old_gone, old_wait_ms;
+	bool prepare_rejected;		/* the policy file, rejected before a replacement */
+	bool canary_pending;		/* a replacement's canary event, not read yet */
+
 	struct http *http;		/* the endpoint nodefd.conf asks for, once it listens */
 	int ep;				/* the loop's epoll set */
 	bool http_warned;
@@ -236,6 +244,10 @@ static int daemon_event(void *ctx, void *data, size_t size)
 		d->warned_size = true;
 		return 0;
 	}
+	/* A replacement's canary: its refusal was nodefd's own, not another LSM's. */
+	if (d->canary_pending && ev->pid == (__u32)getpid() && ev->kind == NODEFD_KIND_FD &&
+	    ev->rule == NODEFD_RULE_UPGRADE && ev->action == NODEFD_MODE_ENFORCE)
+		d->canary_pending = false;
 	d->events++;
 	if (d->draining)
 		d->backlog++;
@@ -390,6 +402,30 @@ static void daemon_ps_load(struct daemon *d, bool ok)
 	daemon_ps_save(d);
 }
 
+/*
+ * The parsed file's policies, resolved now (*@ids, *@pending, @l as policy_file_resolve()
+ * gives them) and swapped in as @outer_fd's map: 0, or -errno with the reason in @why.
+ */
+static int policy_put(const struct daemon *d, int outer_fd, const struct policyfile *pf,
+		      __u64 **ids, size_t *pending, struct policy_list *l, char *why, size_t size)
+{
+	int err;
+
+	*ids = calloc(pf->n + 1, sizeof(**ids));
+	if (!*ids) {
+		snprintf(why, size, "out of memory");
+		return -ENOMEM;
+	}
+	err = policy_file_resolve(d->policy_file, pf, *ids, pending, l, why, size);
+	if (err)
+		return err;
+	err = policy_swap(outer_fd, l);
+	if (err)
+		snprintf(why, size, "%s: cannot swap in the new policy map: %s", d->policy_file,
+			 errstr(err));
+	return err;
+}
+
 /* 0 if applied or there was nothing to apply; -errno if the file was rejected. */
 static int daemon_policy_apply(struct daemon *d, const char *why_now)
 {
@@ -419,20 +455,8 @@ static int daemon_policy_apply(struct daemon *d, const char *why_now)
 		err = 0;
 		goto out_unlock;
 	}
-	if (!err) {
-		ids = calloc(pf.n + 1, sizeof(*ids));
-		err = ids ? policy_file_resolve(d->policy_file, &pf, ids, &pending, &l, why,
-						sizeof(why)) :
-			    -ENOMEM;
-		if (!ids)
-			snprintf(why, sizeof(why), "out of memory");
-	}
-	if (!err) {
-		err = policy_swap(d->outer_fd, &l);
-		if (err)
-			snprintf(why, sizeof(why), "%s: cannot swap in the new policy map: %s",
-				 d->policy_file, errstr(err));
-	}
+	if (!err)
+		err = policy_put(d, d->outer_fd, &pf, &ids, &pending, &l, why, sizeof(why));
 	obj = record("policy");
 	json_add_str(obj, "file", d->policy_file);
 	if (err) {
@@ -596,6 +620,9 @@ static int daemon_catch_up(struct daemon *d)
 		note_error(d, "%s: cannot read the drop counter: %s", PIN_DIR, errstr(err));
 		return err;
 	}
+	if (d->canary_pending)
+		note_error(d, "the new programs refused the canary's reopen but reported no event for it: another LSM refused it, or the event was lost (events_dropped says); 'nodefdctl status' shows what runs");
+	d->canary_pending = false;
 	/* Fewer than reported: the maps are newer than the note (a load in between). */
 	since = total >= cfg.dropped_reported ? total - cfg.dropped_reported : total;
 	/* Noted before it is said, so that whoever reads the record finds the note made. */
@@ -829,8 +856,76 @@ static void daemon_close(struct daemon *d)
 	heldback_close(&d->held);
 }
 
-static void note_start(struct daemon *d, bool loaded)
+/*
+ * The new programs' policy, in their own map before they judge anyone: the policy file's,
+ * as the start applies it after. 0, or -errno having said why.
+ */
+static int daemon_prepare(void *ctx, int outer_fd)
 {
+	char why[4 * REASON_MAX];
+	struct daemon *d = ctx;
+	struct policy_list l = {};
+	struct policyfile pf;
+	size_t pending = 0;
+	__u64 *ids = NULL;
+	int err;
+
+	if (!d->policy_file) {
+		p_warn("daemon: --no-policy: the new programs start with no policy (every rule enforced everywhere); policies set by hand are not carried over");
+		return 0;
+	}
+	err = policy_file_parse(d->policy_file, &pf, why, sizeof(why));
+	if (err == -ENOENT && !d->policy_named) {
+		p_warn("daemon: %s: no such file: the new programs start with no policy (every rule enforced everywhere)",
+		       d->policy_file);
+		return 0;
+	}
+	if (!err) {
+		err = policy_put(d, outer_fd, &pf, &ids, &pending, &l, why, sizeof(why));
+		policyfile_free(&pf);
+	}
+	free(ids);
+	policy_list_free(&l);
+	if (err) {
+		p_err("daemon: %s; the pinned programs stay as they were", why);
+		d->prepare_rejected = true;
+	}
+	return err;
+}
+
+/*
+ * Pins of another ABI or object (an upgrade): ours take their place without a gap, with
+ * the policy file and the old switch's state (load_run()). 0, or -errno having said why.
+ */
+static int daemon_replace(struct daemon *d)
+{
+	struct load_replace rep = { .prepare = daemon_prepare, .ctx = d, .enabled = true };
+	bool enabled;
+	int err;
+
+	if (pin_abi_read(&d->old_abi))
+		d->old_abi = -1;
+	if (pin_object_read(d->old_object, sizeof(d->old_object)))
+		snprintf(d->old_object, sizeof(d->old_object), "unknown");
+	err = pin_enabled_read(&enabled);
+	if (err)
+		p_warn("daemon: %s/settings: %s; the new programs start enabled", PIN_DIR,
+		       errstr(err));
+	else
+		rep.enabled = enabled;
+	err = load_run("daemon", false, &rep);
+	d->old_gone = rep.gone;
+	d->old_wait_ms = rep.wait_ms;
+	return err;
+}
+
+static void note_start(struct daemon *d)
+{
+	static const char *const how[] = {
+		[PINS_ADOPTED] = "adopted the pins in",
+		[PINS_LOADED] = "loaded nodefd and pinned it in",
+		[PINS_REPLACED] = "replaced the programs of another nodefdctl, without a gap, in",
+	};
 	struct json_object *obj = record("start");
 	struct nodefd_config cfg = {};
 
@@ -838,12 +933,21 @@ static void note_start(struct daemon *d, bool loaded)
 	json_add_u64(obj, "pid", (__u64)getpid());
 	json_add_str(obj, "version", NODEFDCTL_VERSION);
 	json_add_u64(obj, "abi_version", NODEFD_ABI_VERSION);
-	json_add_str(obj, "pins", loaded ? "loaded" : "adopted");
+	json_add_str(obj, "pins", d->pins == PINS_LOADED ? "loaded" :
+				  d->pins == PINS_REPLACED ? "replaced" : "adopted");
+	if (d->pins == PINS_REPLACED) {
+		struct json_object *o = json_object_new_object();
+
+		json_add_s64(o, "abi_version", d->old_abi);
+		json_add_str(o, "object", d->old_object);
+		json_add_u64(o, "programs_gone", (__u64)d->old_gone);
+		json_add_u64(o, "wait_ms", (__u64)d->old_wait_ms);
+		json_object_object_add(obj, "replaced", o);
+	}
 	json_add_bool(obj, "enabled", cfg.enabled);
 	json_add_str(obj, "policy_file", d->policy_file);
 	json_add_str(obj, "cgroup_watch", d->watch.fd >= 0 ? "inotify" : "poll");
-	note(d, LOG_INFO, obj, "daemon %d started: %s %s, %s", getpid(),
-	     loaded ? "loaded nodefd and pinned it in" : "adopted the pins in", PIN_DIR,
+	note(d, LOG_INFO, obj, "daemon %d started: %s %s, %s", getpid(), how[d->pins], PIN_DIR,
 	     cfg.enabled ? "enabled" : "disabled ('nodefdctl enable' to enforce)");
 }
 
@@ -1110,7 +1214,6 @@ int do_daemon(int argc, char **argv)
 		.ep = -1,
 	};
 	char why[3 * REASON_MAX];
-	bool loaded = false;
 	sigset_t mask;
 	int ret, lock, sfd, err;
 
@@ -1157,11 +1260,26 @@ int do_daemon(int argc, char **argv)
 
 	err = pin_state();
 	if (err == 0) {
-		err = load_run("daemon", false);
+		err = load_run("daemon", false, NULL);
 		if (!err)
-			loaded = true;
+			d.pins = PINS_LOADED;
 		else if (err != -EEXIST)
 			goto out_close_sfd;
+	} else if (err > 0 && !load_pins_current()) {
+		err = daemon_replace(&d);
+		if (err && d.prepare_rejected) {
+			snprintf(why, sizeof(why),
+				 "STATUS=stopped: %s rejected (exit %d); the pinned programs stay as they were",
+				 d.policy_file, DAEMON_POLICY_REJECTED);
+			daemon_notify(&d, why);
+			close(sfd);
+			lock_release(lock);
+			return DAEMON_POLICY_REJECTED;
+		}
+		if (err)
+			goto out_close_sfd;
+		d.pins = PINS_REPLACED;
+		d.canary_pending = true;
 	} else if (err < 0) {
 		p_err("daemon: %s: %s", PIN_DIR, errstr(err));
 		goto out_close_sfd;
@@ -1169,7 +1287,7 @@ int do_daemon(int argc, char **argv)
 	if (daemon_adopt(&d))
 		goto out_close;
 	event_fmt_init(&d.fmt);
-	note_start(&d, loaded);
+	note_start(&d);
 	if (daemon_policy_apply(&d, "start")) {
 		struct json_object *obj = record("stop");
 		char status[256];

@@ -44,7 +44,7 @@ int do_load(int argc, char **argv)
 
 	if (require_privilege("load"))
 		return CMD_FAIL;
-	err = load_run("load", true);
+	err = load_run("load", true, NULL);
 	if (err == -EEXIST)
 		p_err("load: already loaded (%s exists); 'nodefdctl unload' first", PIN_DIR);
 	return err ? CMD_FAIL : CMD_OK;

@@ -199,8 +199,93 @@ static void load_report(struct nodefd *skel)
  * said by nobody, when nodefd is already loaded (or got loaded meanwhile);
  * else -errno, having said why.  The caller has checked privilege.
  */
-int load_run(const char *verb, bool report)
+/*
+ * The identity of the BPF object built into this nodefdctl: a hash of its bytes (FNV-1a,
+ * 64 bits). Not a defence (only root writes pins), a name: a package that brings another
+ * object replaces the programs, a restart with the same one adopts them.
+ */
+void load_object_id(char *buf, size_t size)
 {
+	const unsigned char *p;
+	__u64 h = 0xcbf29ce484222325ULL;
+	size_t n;
+
+	p = nodefd__elf_bytes(&n);
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	snprintf(buf, size, "fnv1a64-%016llx", (unsigned long long)h);
+}
+
+/* Whether the pins are of this nodefdctl's ABI and object (false when they cannot be read). */
+bool load_pins_current(void)
+{
+	char mine[LOAD_OBJECT_ID_MAX], theirs[LOAD_OBJECT_ID_MAX];
+	int abi;
+
+	if (pin_abi_read(&abi) || abi != NODEFD_ABI_VERSION)
+		return false;
+	if (pin_object_read(theirs, sizeof(theirs)))
+		return false;
+	load_object_id(mine, sizeof(mine));
+	return !strcmp(mine, theirs);
+}
+
+/* Unpins the old tree an exchange left at @dir and waits for its programs to leave. */
+static void load_old_remove(const char *verb, const char *dir, struct load_replace *rep)
+{
+	struct pin_links links;
+	int err;
+
+	if (pin_links_read(dir, &links))
+		links.n = 0;
+	err = pin_tree_remove(dir);
+	if (err) {
+		p_warn("%s: the new programs are in place, but the old pins in %s cannot be removed: %s; both judge until they are",
+		       verb, dir, errstr(err));
+		return;
+	}
+	err = pin_links_wait_gone(&links, UNLOAD_WAIT_MS, &rep->wait_ms);
+	if (err)
+		p_warn("%s: the old programs were unpinned, but %d s later the kernel still has some: %s",
+		       verb, UNLOAD_WAIT_MS / 1000, errstr(err));
+	else
+		rep->gone = links.n;
+}
+
+/*
+ * The canary of a replacement, once the old programs are gone: judged whatever the switch
+ * says for everyone else, its reopen must be refused, and the caller then looks for its event
+ * among everyone's. Failing, the new programs stay (the old are gone): said, for the caller
+ * to fail on.
+ */
+static int load_canary_after(const char *verb, struct nodefd *skel, struct nodefd_config *cfg)
+{
+	char why[256];
+	int err, err2;
+
+	cfg->canary_tgid = (__u32)getpid();
+	err = settings_write(bpf_map__fd(skel->maps.settings), cfg);
+	if (err) {
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err));
+		return err;
+	}
+	/* Its event is the daemon's to read: the ring buffer holds everyone's by now. */
+	err = canary_run(bpf_map__fd(skel->maps.events), false, why, sizeof(why));
+	cfg->canary_tgid = 0;
+	err2 = settings_write(bpf_map__fd(skel->maps.settings), cfg);
+	if (err)
+		p_err("%s: %s: the new programs replaced the old but do not run; 'nodefdctl unload' and load again",
+		      verb, why);
+	else if (err2)
+		p_err("%s: cannot write the settings map: %s", verb, errstr(err2));
+	return err ?: err2;
+}
+
+int load_run(const char *verb, bool report, struct load_replace *rep)
+{
+	char object[LOAD_OBJECT_ID_MAX];
 	char lsm[512], staging[PATH_MAX], why[256], what[64];
 	struct nodefd_config cfg = {};
 	sigset_t block, old;
@@ -228,8 +313,10 @@ int load_run(const char *verb, bool report)
 		return err;
 	}
 	err = pin_state();
-	if (err > 0)
+	if (err > 0 && !rep)
 		return -EEXIST;
+	if (!err && rep)
+		return -ENOENT;	/* nothing to replace: the caller looked */
 	if (err < 0) {
 		p_err("%s: %s: %s", verb, PIN_DIR, errstr(err));
 		return err;
@@ -298,12 +385,26 @@ int load_run(const char *verb, bool report)
 		p_err("%s: cannot attach the programs: %s", verb, errstr(err));
 		goto out_destroy_skel;
 	}
-	err = canary_run(bpf_map__fd(skel->maps.events), why, sizeof(why));
-	if (err) {
-		p_err("%s: %s: the programs attached but do not run; detached them", verb, why);
-		goto out_destroy_skel;
+	/*
+	 * Beside other pins, the canary waits until they are gone: their programs, attached
+	 * first, refuse its reopen before ours run (the first BPF LSM program to refuse ends
+	 * the hook's chain), so ours could not show that they run.
+	 */
+	if (!rep) {
+		err = canary_run(bpf_map__fd(skel->maps.events), true, why, sizeof(why));
+		if (err) {
+			p_err("%s: %s: the programs attached but do not run; detached them", verb,
+			      why);
+			goto out_destroy_skel;
+		}
 	}
-	cfg.enabled = 1;
+	/* In place of other pins: the policy before anyone is judged, and their switch. */
+	if (rep && rep->prepare) {
+		err = rep->prepare(rep->ctx, bpf_map__fd(skel->maps.cgroup_policy));
+		if (err)
+			goto out_destroy_skel;
+	}
+	cfg.enabled = rep ? rep->enabled : 1;
 	cfg.canary_tgid = 0;
 	err = settings_write(bpf_map__fd(skel->maps.settings), &cfg);
 	if (err) {
@@ -328,12 +429,24 @@ int load_run(const char *verb, bool report)
 		p_err("%s: cannot pin %s in %s: %s", verb, what, staging, errstr(err));
 		goto out_remove_staging;
 	}
-	err = pin_staging_publish(staging);
+	load_object_id(object, sizeof(object));
+	err = rep ? pin_staging_exchange(staging, object) : pin_staging_publish(staging, object);
 	if (err == -EEXIST)
 		goto out_remove_staging;
 	if (err) {
-		p_err("%s: cannot move %s to %s: %s", verb, staging, PIN_DIR, errstr(err));
+		p_err("%s: cannot %s %s %s %s: %s", verb, rep ? "exchange" : "move", staging,
+		      rep ? "with" : "to", PIN_DIR, errstr(err));
 		goto out_remove_staging;
+	}
+	/* Exchanged: the old tree is at the staging path now; in place, the new ones judge. */
+	if (rep) {
+		load_old_remove(verb, staging, rep);
+		err = load_canary_after(verb, skel, &cfg);
+		if (err) {
+			sigprocmask(SIG_SETMASK, &old, NULL);
+			nodefd__destroy(skel);
+			return err;
+		}
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 

@@ -52,6 +52,8 @@ enum {
 #define PIN_DIR PIN_ROOT "/nodefd"
 #define PIN_LINKS_DIR PIN_DIR "/links"
 #define PIN_ABI_NAME "abi_version"
+/* A symbolic link to the identity of the BPF object the pins were loaded from. */
+#define PIN_OBJECT_NAME "object"
 #define PIN_STAGING_PREFIX PIN_ROOT "/nodefd-staging-"
 
 #define LSM_LIST_PATH "/sys/kernel/security/lsm"
@@ -171,7 +173,10 @@ int pin_abi_read(int *abi);
 int pin_map_open(const char *verb, const char *name, __u32 type, __u32 value_size);
 int pin_staging_create(char *dir, size_t size);
 int pin_staging_add(const char *dir, const char *sub, const char *name, int fd);
-int pin_staging_publish(const char *dir);
+int pin_staging_publish(const char *dir, const char *object);
+int pin_staging_exchange(const char *dir, const char *object);
+int pin_object_read(char *buf, size_t size);
+int pin_enabled_read(bool *enabled);
 int pin_tree_remove(const char *dir);
 int counters_read(int map_fd, __u64 *sums);
 int pin_require(const char *verb);
@@ -181,7 +186,26 @@ int settings_read(int fd, struct nodefd_config *cfg);
 int settings_write(int fd, const struct nodefd_config *cfg);
 
 /* Loading (loader.c). */
-int load_run(const char *verb, bool report);
+
+/*
+ * Loading in place of pins that are not this nodefdctl's (another ABI, another object): the
+ * new programs attach beside the old, get their policy (@prepare, on the new policy map's
+ * outer fd; 0 or -errno having said why) and the old switch's state while still staged,
+ * then take the old pins' place in one rename; only then are the old unpinned. Both judge
+ * in between: there is no moment with neither, nor with the new ones unready.
+ */
+struct load_replace {
+	int (*prepare)(void *ctx, int outer_fd);
+	void *ctx;
+	bool enabled;		/* the old pins' switch, carried over */
+	int wait_ms;		/* out: how long the old programs took to leave */
+	int gone;		/* out: old programs seen gone */
+};
+
+#define LOAD_OBJECT_ID_MAX 32
+int load_run(const char *verb, bool report, struct load_replace *rep);
+void load_object_id(char *buf, size_t size);
+bool load_pins_current(void);
 int load_links_check(const char *verb);
 
 /* Locks (lock.c): an fd to close (lock_release) or -errno, having said why. */
@@ -233,7 +257,7 @@ void policy_json_add(struct json_object *obj, const struct nodefd_policy *p);
 void policy_format(const struct nodefd_policy *p, char *buf, size_t size);
 
 /* The canary (canary.c). */
-int canary_run(int events_fd, char *why, size_t size);
+int canary_run(int events_fd, bool read_event, char *why, size_t size);
 
 /* Verbs. */
 int do_load(int argc, char **argv);

@@ -290,21 +290,99 @@ int pin_staging_add(const char *dir, const char *sub, const char *name, int fd)
 	return bpf_obj_pin(fd, path) ? -errno : 0;
 }
 
-/* Records the ABI and moves the staging directory into place: -EEXIST if already loaded. */
-int pin_staging_publish(const char *dir)
+/* The staging directory's record of what made it: its ABI and its object. */
+static int pin_staging_sign(const char *dir, const char *object)
 {
 	char path[PATH_MAX], abi[16];
-	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PIN_ABI_NAME);
 	snprintf(abi, sizeof(abi), "%d", NODEFD_ABI_VERSION);
 	if (symlink(abi, path))
 		return -errno;
+	snprintf(path, sizeof(path), "%s/%s", dir, PIN_OBJECT_NAME);
+	return symlink(object, path) ? -errno : 0;
+}
+
+/*
+ * Records the ABI and the object, and moves the staging directory into place: -EEXIST if
+ * already loaded.
+ */
+int pin_staging_publish(const char *dir, const char *object)
+{
+	int err;
+
+	err = pin_staging_sign(dir, object);
+	if (err)
+		return err;
 	if (renameat2(AT_FDCWD, dir, AT_FDCWD, PIN_DIR, RENAME_NOREPLACE)) {
 		err = -errno;
 		return err == -ENOTEMPTY ? -EEXIST : err;
 	}
 	return 0;
+}
+
+/*
+ * As pin_staging_publish(), but in place of the pins there: the two directories swap in one
+ * step (RENAME_EXCHANGE), and the old tree is then at @dir, for the caller to remove.
+ */
+int pin_staging_exchange(const char *dir, const char *object)
+{
+	int err;
+
+	err = pin_staging_sign(dir, object);
+	if (err)
+		return err;
+	return renameat2(AT_FDCWD, dir, AT_FDCWD, PIN_DIR, RENAME_EXCHANGE) ? -errno : 0;
+}
+
+/* The pins' object, as pin_staging_publish() recorded it: 0, or -errno (-ENOENT: none). */
+int pin_object_read(char *buf, size_t size)
+{
+	ssize_t n;
+
+	n = readlink(PIN_DIR "/" PIN_OBJECT_NAME, buf, size - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+/*
+ * Whether the pinned programs judge anyone: the settings map's first word, which is
+ * struct nodefd_config's enabled in every ABI (read whatever the value's size).
+ * 0, or -errno.
+ */
+int pin_enabled_read(bool *enabled)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	void *val;
+	int fd, err = 0;
+
+	fd = bpf_obj_get(PIN_DIR "/settings");
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		err = -errno;
+		goto out;
+	}
+	if (info.type != BPF_MAP_TYPE_ARRAY || info.value_size < sizeof(__u32)) {
+		err = -EINVAL;
+		goto out;
+	}
+	val = calloc(1, info.value_size);
+	if (!val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &zero, val))
+		err = -errno;
+	else
+		*enabled = *(__u32 *)val != 0;
+	free(val);
+out:
+	close(fd);
+	return err;
 }
 
 /* Sums each of the NODEFD_CNT_NR per-CPU counters over the possible CPUs. */
@@ -363,7 +441,7 @@ int pin_require(const char *verb)
 		return -EPROTO;
 	}
 	if (abi != NODEFD_ABI_VERSION) {
-		p_err("%s: %s was made for abi %d, this nodefdctl reads abi %d: nothing touched; 'nodefdctl unload' and load again",
+		p_err("%s: %s was made for abi %d, this nodefdctl reads abi %d: nothing touched; 'nodefdctl daemon' replaces them without a gap (or 'nodefdctl unload' and load again)",
 		      verb, PIN_DIR, abi, NODEFD_ABI_VERSION);
 		return -EPROTO;
 	}

@@ -913,8 +913,8 @@ t_abi()
 
 	before=$(snap)
 	rm "$PINS/abi_version" && ln -s 999 "$PINS/abi_version" || return 1
-	for verb in "status" "policy show" "policy set cli/enf off" "enable" "disable" "events" \
-		"daemon"; do
+	# Not the daemon: it replaces such pins (t_replace).
+	for verb in "status" "policy show" "policy set cli/enf off" "enable" "disable" "events"; do
 		# shellcheck disable=SC2086
 		out=$(nodefdctl $verb 2>&1)
 		r=$?
@@ -1453,6 +1453,76 @@ t_daemon_loads()
 	printf '%s\n' "$out" | grep -q 'eacces=1'
 }
 check "daemon with nothing loaded: loads, and enforcement outlives it" t_daemon_loads
+
+# An upgrade: pins of another ABI and object, as an older package leaves them (made so by
+# rewriting the pins' record of what made them). The daemon puts its own programs in their
+# place: a reopen tried all along is never allowed, every old program goes, the policy file's
+# policies and the switch's state come across.
+fake_old_pins()
+{
+	ln -sfn 7 "$PINS/abi_version" && ln -sfn fnv1a64-0123456789abcdef "$PINS/object"
+}
+prog_ids()
+{
+	nodefdctl -j status | grep -o '"prog_id":[0-9]*' | sort | paste -sd ' '
+}
+replace_run()
+{
+	local ids0 ids1 pol0 pol1 n lapses probes
+
+	ids0=$(prog_ids)
+	pol0=$(nodefdctl -j policy show | sed 's/"map_id":[0-9]*//')
+	fake_old_pins || return 1
+	rm -f "$T/replace.stop"
+	(while [ ! -e "$T/replace.stop" ]; do
+		reopen-probe -u "$TRY_UID" "$VICTIM" "move:$CG/cli/enf" try | grep '^try'
+	done) >"$T/replace.probe" 2>&1 &
+	probes=$!
+	WAIT_SECONDS=300
+	start_daemon d7 --policy "$T/policy.conf"
+	WAIT_SECONDS=
+	touch "$T/replace.stop"
+	wait "$probes"
+	ids1=$(prog_ids)
+	pol1=$(nodefdctl -j policy show | sed 's/"map_id":[0-9]*//')
+	n=$(grep -c . "$T/replace.probe")
+	lapses=$(grep -vc 'ok=0 eacces=1' "$T/replace.probe")
+	head -n 1 "$T/d7.out" | cut -c1-400
+	echo "probes during the replacement: $n, not refused: $lapses; programs $ids0 -> $ids1"
+	grep -qF '"pins":"replaced","replaced":{"abi_version":7,"object":"fnv1a64-0123456789abcdef","programs_gone":13,' "$T/d7.out" ||
+		return 1
+	[ "$n" -gt 0 ] && [ "$lapses" -eq 0 ] || return 1
+	for id in $ids0; do
+		case " $ids1 " in *" $id "*) echo "old $id still attached"; return 1 ;; esac
+	done
+	[ "$pol0" = "$pol1" ] || { printf 'policies before: %s\nafter: %s\n' "$pol0" "$pol1"; return 1; }
+	nodefdctl status -q
+}
+# check runs each test in a subshell: the daemon ends with the test that started it.
+t_replace()
+{
+	local rc
+
+	replace_run
+	rc=$?
+	stop_daemon TERM
+	[ "$rc" = 0 ] && [ "$DAEMON_RC" = 0 ]
+}
+check "daemon over pins of another ABI: replaces them, no reopen allowed meanwhile, policies kept" t_replace
+t_replace_disabled()
+{
+	nodefdctl disable >/dev/null || return 1
+	fake_old_pins || return 1
+	WAIT_SECONDS=300
+	start_daemon d8 --policy "$T/policy.conf"
+	WAIT_SECONDS=
+	grep -qF '"pins":"replaced"' "$T/d8.out" || { head -n 3 "$T/d8.out"; stop_daemon; return 1; }
+	status_is 3 || { stop_daemon; return 1; }
+	nodefdctl enable >/dev/null || { stop_daemon; return 1; }
+	stop_daemon TERM
+	status_is 0
+}
+check "daemon over pins of another ABI, disabled: the new programs stay disabled" t_replace_disabled
 
 t_unload()
 {
