@@ -28,6 +28,14 @@ system_packages()
 	# nodefd's package goes in at each boot, offline: what it depends on must be here. A
 	# new dependency makes dpkg -i fail at boot, by name, until it is added.
 	printf '%s\n' libbpf1 libinih1 libjson-c5
+	case "$1" in
+	bookworm) printf '%s\n' libmicrohttpd12 ;;
+	*) printf '%s\n' libmicrohttpd12t64 ;;
+	esac
+	# Debian's Prometheus server and promtool scrape nodefd's metrics endpoint (trixie splits
+	# promtool into its own package).
+	printf '%s\n' prometheus
+	[ "$1" = bookworm ] || printf '%s\n' promtool
 }
 
 # The host side's own packages, beyond vmtest/deps'.
@@ -171,6 +179,8 @@ system_customize()
 	# Nothing on a timer may wake up in the middle of a test.
 	chroot "$root" systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer \
 		fstrim.timer man-db.timer 2>/dev/null || true
+	# Prometheus runs only in the case that scrapes nodefd, with that case's configuration.
+	chroot "$root" systemctl disable prometheus.service 2>/dev/null || true
 	printf '/dev/vda / ext4 rw,errors=remount-ro 0 1\n' >"$root/etc/fstab"
 	printf 'nodefd-system\n' >"$root/etc/hostname"
 	printf '127.0.0.1 localhost\n127.0.1.1 nodefd-system\n::1 localhost\n' >"$root/etc/hosts"

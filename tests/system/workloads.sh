@@ -662,6 +662,131 @@ journal_priorities()
 		tap fail "life: journalctl -p warning shows the refusals, not the start record"
 }
 
+# http_get PATH: GET http://127.0.0.1:9847PATH with bash's /dev/tcp (the image has no curl):
+# the status code on the first line, then the body.
+http_get()
+{
+	local resp
+
+	exec 5<>/dev/tcp/127.0.0.1/9847 || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$1" >&5
+	resp=$(timeout 10 cat <&5 | tr -d '\r')
+	exec 5<&-
+	printf '%s\n' "$resp" | sed -n '1s/^HTTP\/1\.[01] \([0-9]*\).*/\1/p'
+	printf '%s\n' "$resp" | sed '1,/^$/d'
+}
+
+# promql EXPR: the value of an instant query's one sample, by promtool (empty: no sample).
+promql()
+{
+	promtool query instant http://127.0.0.1:9090 "$1" 2>/dev/null |
+		sed -n 's/.* => \([-0-9.e+]*\) @.*/\1/p' | head -n 1
+}
+
+# promql_wait EXPR VALUE [SECONDS]: waits (60 s) until EXPR's value is VALUE; prints the last.
+promql_wait()
+{
+	local v i
+
+	for i in $(seq "${3:-60}"); do
+		v=$(promql "$1")
+		[ "$v" = "$2" ] && break
+		sleep 1
+	done
+	printf '%s\n' "$v"
+}
+
+# The daemon's metrics endpoint (nodefd.conf), scraped by Debian's Prometheus server: the
+# refusal of the article's attack seen by PromQL; promtool finds nothing wrong with the metrics.
+metrics_scrape()
+{
+	local conf=/etc/nodefd/nodefd.conf out code v0 v1 i up inc rc
+
+	cp -a "$conf" "$work/nodefd.conf.orig"
+	printf '[metrics]\nlisten = 127.0.0.1:9847\n' >"$conf"
+	step "systemctl restart with the metrics endpoint on" systemctl restart nodefd.service
+	for i in $(seq 40); do
+		code=$(http_get /healthz 2>/dev/null | head -n 1)
+		[ "$code" = 200 ] && break
+		sleep 0.5
+	done
+	out=$(http_get /readyz)
+	echo "# /healthz: $code; /readyz: $(printf '%s' "$out" | paste -sd ' ')"
+	[ "$code" = 200 ] && [ "$(head -n 1 <<<"$out")" = 200 ] && grep -q '^ready: enforcing' <<<"$out" &&
+		[ "$(http_get /nothing | head -n 1)" = 404 ] &&
+		tap ok "life: metrics endpoint: /healthz 200, /readyz 200 enforcing, other paths 404" ||
+		tap fail "life: metrics endpoint: /healthz 200, /readyz 200 enforcing, other paths 404"
+	http_get /metrics | sed 1d >"$work/metrics.txt"
+	out=$(promtool check metrics <"$work/metrics.txt" 2>&1)
+	rc=$?
+	echo "# promtool check metrics (/metrics, $(grep -vc '^#' "$work/metrics.txt") samples): exit $rc${out:+: $out}"
+	[ "$rc" -eq 0 ] && [ -z "$out" ] && grep -q '^nodefd_refused_total{rule="upgrade",reason="rule"} ' "$work/metrics.txt" &&
+		out=$(nodefdctl metrics | promtool check metrics 2>&1) && [ -z "$out" ] &&
+		tap ok "life: promtool check metrics: clean (the endpoint's and nodefdctl metrics')" ||
+		tap fail "life: promtool check metrics: clean (the endpoint's and nodefdctl metrics')"
+	cat >"$work/prometheus.yml" <<-'EOF'
+	global:
+	  scrape_interval: 1s
+	scrape_configs:
+	  - job_name: nodefd
+	    static_configs:
+	      - targets: ['127.0.0.1:9847']
+	EOF
+	# Its own state directory, made by systemd for its user (the package's is root's here).
+	systemd-run -q --unit=vmtest-prometheus -p User=prometheus \
+		-p StateDirectory=vmtest-prometheus \
+		/usr/bin/prometheus --config.file="$work/prometheus.yml" \
+		--storage.tsdb.path=/var/lib/vmtest-prometheus --web.listen-address=127.0.0.1:9090
+	up=$(promql_wait 'up{job="nodefd"}' 1 120)
+	if [ "$up" != 1 ]; then
+		echo "# prometheus is not scraping nodefd; its unit and its last lines:"
+		systemctl status --no-pager -n 0 vmtest-prometheus.service 2>&1 | sed 's/^/#   /'
+		journalctl --no-pager -u vmtest-prometheus.service -n 15 -o cat | sed 's/^/#   /'
+		promtool query instant http://127.0.0.1:9090 'up' 2>&1 | head -n 5 | sed 's/^/#   /'
+	fi
+	# The background probe is refused by the same rule: paused, so that what PromQL sees
+	# after this is the attack's alone (life's $loop; its last probe given time to end).
+	kill -STOP "$loop"
+	sleep 3
+	v0=$(promql 'sum(nodefd_refused_total{rule="upgrade"})')
+	echo "# prometheus: up{job=\"nodefd\"} = ${up:-none}; refusals of the upgrade rule before the attack: ${v0:-none}"
+	(case_attack_article) >"$work/scrape-attack.out" 2>&1
+	rc=$?
+	for i in $(seq 60); do
+		v1=$(promql "sum(nodefd_refused_total{rule=\"upgrade\"}) > ${v0:-0}")
+		[ -n "$v1" ] && break
+		sleep 1
+	done
+	v1=$(promql 'sum(nodefd_refused_total{rule="upgrade"})')
+	kill -CONT "$loop"
+	inc=$(promql 'sum(increase(nodefd_refused_total{rule="upgrade",reason="rule"}[1m]))')
+	echo "# the attack: exit $rc ($(tail -n 1 "$work/scrape-attack.out")); PromQL sum(nodefd_refused_total{rule=\"upgrade\"}): ${v0:-none} -> ${v1:-none} after ${i}s; sum(increase(nodefd_refused_total{rule=\"upgrade\",reason=\"rule\"}[1m])) = ${inc:-none}"
+	[ "$up" = 1 ] && [ -n "$v0" ] && [ "$rc" -eq 1 ] && [ -n "$v1" ] &&
+		[ "$(awk -v a="$v0" -v b="$v1" 'BEGIN { print (b - a >= 1) }')" = 1 ] &&
+		tap ok "life: Prometheus scrapes the daemon and PromQL sees the attack's refusal" ||
+		tap fail "life: Prometheus scrapes the daemon and PromQL sees the attack's refusal"
+}
+
+# With Prometheus still scraping: a file the daemon itself rejects (SIGHUP straight to it: the
+# unit's reload would not send it) is a metric, and so is the good one read again.
+metrics_reload()
+{
+	local conf=/etc/nodefd/policy.conf last bad good
+
+	printf '[default]\nmode = audit\nbogus = on\n' >"$conf"
+	systemctl kill -s HUP --kill-whom=main nodefd.service
+	last=$(promql_wait 'nodefd_policy_last_load_successful{job="nodefd"}' 0 30)
+	bad=$(promql 'nodefd_policy_loads_total{job="nodefd",result="rejected"}')
+	cp -a "$work/policy.conf.good" "$conf"
+	systemctl kill -s HUP --kill-whom=main nodefd.service
+	good=$(promql_wait 'nodefd_policy_last_load_successful{job="nodefd"}' 1 30)
+	echo "# PromQL after a SIGHUP with a bad file: nodefd_policy_last_load_successful = ${last:-none}, nodefd_policy_loads_total{result=\"rejected\"} = ${bad:-none}; after the good file: ${good:-none}, generation $(promql 'nodefd_policy_generation{job="nodefd"}')"
+	[ "$last" = 0 ] && [ "${bad:-0}" -ge 1 ] 2>/dev/null && [ "$good" = 1 ] &&
+		tap ok "life: a rejected policy file in Prometheus (last load unsuccessful, counted), then the good one" ||
+		tap fail "life: a rejected policy file in Prometheus (last load unsuccessful, counted), then the good one"
+	systemctl stop vmtest-prometheus.service
+}
+
 # A policy file the daemon would reject: `systemctl reload` fails saying why, the policy stays.
 bad_reload()
 {
@@ -738,7 +863,9 @@ life()
 
 	step "systemctl reload" systemctl reload nodefd.service
 	journal_priorities
+	metrics_scrape
 	bad_reload
+	metrics_reload
 	step "systemctl restart" systemctl restart nodefd.service
 	step "kill -9 of the daemon" systemctl kill -s KILL nodefd.service
 	for _ in $(seq 60); do systemctl is-active -q nodefd.service && break; sleep 0.5; done
