@@ -1,0 +1,277 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/system/kube.sh: nodefd as a Kubernetes DaemonSet under a real container engine, in a
+# real Debian system: vmtest/system --nodefd=off (the host's unit masked: the pod is the
+# daemon) with the image's parts added (tests/host/kube.sh says which), then
+# `bash /opt/add/kube.sh`. TAP on stdout.
+#
+# It builds nodefd's image from the local base and the package (dist/image), plays
+# dist/kubernetes/nodefd-daemonset.yaml with `podman kube play`, and shows: the pod ready,
+# an attack refused on the host and in another container with the events in the pod's log,
+# no gap in enforcement while the pod restarts or is replaced (an attack probing all along,
+# the same programs after), and a changed ConfigMap applied, in place (as the kubelet
+# updates a mounted ConfigMap) and by a new `kube play`. Each check can fail.
+set -u
+export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+add=${KUBE_ADD:-/opt/add}
+deb=${KUBE_DEB:-/run/vmtest/nodefd.deb}
+work=/var/lib/vmtest/kube
+manifest=$add/nodefd-daemonset.yaml
+pod=nodefd-pod
+ctr=$pod-daemon
+watch_ctr=$pod-policy-watch
+probe_cg=/sys/fs/cgroup/nodefd-kube
+tap_n=0
+rm -rf "$work"
+mkdir -p "$work"
+chmod 0755 "$work"
+
+tap()
+{
+	tap_n=$((tap_n + 1))
+	if [ "$1" = ok ]; then
+		printf 'ok %d %s\n' "$tap_n" "$2"
+	else
+		printf 'not ok %d %s\n' "$tap_n" "$2"
+	fi
+}
+
+# check DESCRIPTION CMD...: one TAP line for CMD's status.
+check()
+{
+	local what=$1
+
+	shift
+	if "$@"; then tap ok "$what"; else tap fail "$what"; fi
+}
+
+note()
+{
+	printf '%s\n' "$@" | sed 's/^/#   /'
+}
+
+# ---- attacks -------------------------------------------------------------------------------
+
+# probe: root hands the user a read-only fd of a 0666 file in a directory only root may search;
+# the user reopens it for writing (upgrade, and no name gives it). Prints refused or allowed.
+probe_setup()
+{
+	mkdir -p /srv/probe
+	chmod 0700 /srv/probe
+	: >/srv/probe/file
+	chmod 0666 /srv/probe/file
+}
+
+probe()
+{
+	if (exec 3</srv/probe/file && runuser -u user -- bash -c 'echo x >/proc/self/fd/3') 2>/dev/null; then
+		echo allowed
+	else
+		echo refused
+	fi
+}
+
+# probe_in CGROUP: the probe from a process of CGROUP (a directory under /sys/fs/cgroup).
+probe_in()
+{
+	bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$1" bash -c "$(declare -f probe); probe"
+}
+
+# ctr_attack: the same shape inside another container (busybox, rootful podman): root opens a
+# file of a directory it then closes to everyone, nobody reopens it for write through
+# /proc/self/fd. Prints refused or allowed (anything else: not tried).
+ctr_attack()
+{
+	podman run --rm --network=none --name nodefd-kube-victim localhost/busybox:vmtest sh -c '
+		mkdir -p /d && echo secret >/d/f && chmod 0666 /d/f && chmod 0755 /d &&
+		exec 3</d/f && chmod 0700 /d || { echo not-tried; exit 0; }
+		su -s /bin/sh nobody -c "echo x >/proc/self/fd/3" 2>/dev/null
+		case "$(cat /d/f)" in x) echo allowed ;; secret) echo refused ;; *) echo not-tried ;; esac' 2>&1
+}
+
+# ---- the pod -------------------------------------------------------------------------------
+
+# ready [SECONDS]: the readinessProbe's command, in the daemon's container, until it passes.
+ready()
+{
+	local i
+
+	for i in $(seq "${1:-180}"); do
+		podman exec "$ctr" /usr/sbin/nodefdctl status --quiet 2>/dev/null && return 0
+		sleep 1
+	done
+	return 1
+}
+
+daemon_pid()
+{
+	nodefdctl -j status 2>/dev/null | jq -r '.daemon_pid // empty'
+}
+
+prog_ids()
+{
+	nodefdctl -j status 2>/dev/null | jq -c '[.programs[].prog_id] | sort'
+}
+
+pod_log()
+{
+	podman logs "$ctr" 2>&1
+}
+
+show_pod()
+{
+	note "podman pod ps:" "$(podman pod ps 2>&1)" "podman ps -a:" "$(podman ps -a 2>&1)"
+	note "daemon's log (last 20):" "$(pod_log | tail -n 20)"
+	note "policy-watch's log:" "$(podman logs "$watch_ctr" 2>&1 | tail -n 5)"
+}
+
+# policy_of CGROUP: the mode of the upgrade rule there (nodefdctl policy show).
+policy_of()
+{
+	nodefdctl -j policy show "$1" 2>/dev/null | jq -r '.upgrade // empty'
+}
+
+# restart_check NAME CMD...: CMD restarts or replaces the pod while the probe runs every 0.2 s;
+# after it, ready again, the same programs, a new daemon, and no probe ever allowed.
+restart_check()
+{
+	local name=$1 ids0 ids1 pid0 pid1 loop n lapses out rc
+
+	shift
+	ids0=$(prog_ids)
+	pid0=$(daemon_pid)
+	(while :; do probe; sleep 0.2; done) >"$work/probe-$name.log" 2>&1 &
+	loop=$!
+	sleep 1
+	out=$("$@" 2>&1)
+	rc=$?
+	ready 180
+	sleep 1
+	kill "$loop"
+	wait "$loop" 2>/dev/null
+	ids1=$(prog_ids)
+	pid1=$(daemon_pid)
+	n=$(grep -c . "$work/probe-$name.log")
+	lapses=$(grep -c allowed "$work/probe-$name.log")
+	note "$name: exit $rc; programs $ids0 -> $ids1; daemon pid $pid0 -> $pid1; probes $n, allowed $lapses" \
+		"$(printf '%s\n' "$out" | tail -n 5)"
+	check "$name: the command worked" [ "$rc" -eq 0 ]
+	check "$name: ready again, with a new daemon" \
+		eval '[ -n "$pid1" ] && [ "$pid1" != "$pid0" ] && podman exec "$ctr" nodefdctl status -q'
+	check "$name: the same programs enforcing (no reload)" eval '[ -n "$ids0" ] && [ "$ids0" = "$ids1" ] && [ "$ids0" != "[]" ]'
+	check "$name: enforcement never lapsed ($n probes)" eval '[ "$n" -gt 5 ] && [ "$lapses" -eq 0 ]'
+}
+
+# ---- the run -------------------------------------------------------------------------------
+
+echo "# kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME"), podman $(podman version --format '{{.Client.Version}}' 2>/dev/null), system ${VMTEST_SYSTEM_STATE:-?}"
+echo "# lsm: $(cat /sys/kernel/security/lsm)"
+probe_setup
+
+# Before: no daemon on the host, nothing loaded, the attack works.
+check "before the pod: nodefd.service not running, nothing pinned" \
+	eval '! systemctl is-active -q nodefd.service && [ ! -e /sys/fs/bpf/nodefd ]'
+check "before the pod: the host attack works" [ "$(probe)" = allowed ]
+
+# The image: local base, the package, no network.
+t0=$SECONDS
+out=$(bash "$add/build" "$add/base.tar" "$deb" 2>&1)
+rc=$?
+note "dist/image/build: exit $rc in $((SECONDS - t0))s: $(tail -n 3 <<<"$out")"
+check "the image builds from the local base and the package" [ "$rc" -eq 0 ]
+echo "# image: $(podman image ls --format '{{.Repository}}:{{.Tag}} {{.Size}}' localhost/nodefd 2>&1 | tr '\n' ' ')"
+echo "# image size in bytes: $(podman image inspect --format '{{.Size}}' localhost/nodefd:latest 2>&1)"
+bash /run/vmtest/guest container-image >"$work/busybox.out" 2>&1 ||
+	note "container-image failed:" "$(cat "$work/busybox.out")"
+check "before the pod: the attack in a container works" [ "$(ctr_attack)" = allowed ]
+
+# The DaemonSet.
+t0=$SECONDS
+out=$(podman kube play "$manifest" 2>&1)
+rc=$?
+note "podman kube play: exit $rc" "$(tail -n 8 <<<"$out")"
+check "podman kube play of the DaemonSet" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] && ready 240
+rc=$?
+echo "# ready after $((SECONDS - t0))s"
+check "the pod gets ready (readinessProbe's command: nodefdctl status --quiet)" [ "$rc" -eq 0 ]
+if [ "$rc" -ne 0 ]; then
+	show_pod
+	printf '1..%d\n' "$tap_n"
+	exit 1
+fi
+note "nodefdctl status on the host:" "$(nodefdctl status 2>&1 | head -n 12)"
+check "the livenessProbe passes (podman healthcheck run)" podman healthcheck run "$ctr"
+check "the daemon runs in the pod, with its pid in /run/nodefd" \
+	eval 'p=$(daemon_pid); [ -n "$p" ] && grep -q "nodefdctl.*daemon" /proc/$p/cmdline && podman top "$ctr" pid args | grep -q "daemon"'
+
+# Enforcing on the host and in another container; events in the pod's log.
+p=$(probe)
+check "the host attack is refused" [ "$p" = refused ]
+c=$(ctr_attack)
+note "container attack: $c"
+check "the attack in another container is refused" [ "$c" = refused ]
+sleep 2
+pod_log | grep '"type":"event"' >"$work/events"
+note "events in the pod's log:" "$(jq -c '{action, rule, kind, reason, comm, path, cgroup_path, container}' "$work/events" 2>&1 | tail -n 4)"
+check "the pod's log has the host attack's refusal" \
+	eval 'grep "\"action\":\"enforce\"" "$work/events" | grep -q "/srv/probe/file"'
+check "the pod's log has the container's refusal, with its container" \
+	eval 'grep "\"action\":\"enforce\"" "$work/events" | grep -v /srv/probe | grep -q "libpod"'
+
+# Restarts with no gap: the pod restarted, then replaced.
+restart_check "podman pod restart" podman pod restart "$pod"
+note "daemon's start record: $(pod_log | grep '"type":"start"' | tail -n 1 | cut -c1-300)"
+check "podman pod restart: the new daemon adopted the pins" \
+	eval 'pod_log | grep "\"type\":\"start\"" | tail -n 1 | grep -q adopt'
+restart_check "podman kube play --replace" podman kube play --replace "$manifest"
+
+# The ConfigMap changed in place, as the kubelet updates a mounted one: the policy-watch
+# container sends the daemon SIGHUP, no restart.
+mkdir -p "$probe_cg"
+check "cgroup $probe_cg: enforced, the attack refused there" \
+	eval '[ "$(policy_of "$probe_cg")" = enforce ] && [ "$(probe_in "$probe_cg")" = refused ]'
+vol=$(podman volume inspect --format '{{.Mountpoint}}' nodefd-policy 2>&1)
+note "the ConfigMap's volume: $vol: $(ls -l "$vol" 2>&1 | tail -n +2)"
+pid0=$(daemon_pid)
+{
+	cat "$vol/policy.conf"
+	printf '\n[cgroup "nodefd-kube"]\nmode = audit\n'
+} >"$vol/..policy.conf.new" && chmod 0644 "$vol/..policy.conf.new" &&
+	mv -f "$vol/..policy.conf.new" "$vol/policy.conf"
+for i in $(seq 40); do
+	[ "$(policy_of "$probe_cg")" = audit ] && break
+	sleep 1
+done
+note "after ${i}s: $probe_cg upgrade=$(policy_of "$probe_cg"); policy-watch: $(podman logs "$watch_ctr" 2>&1 | tail -n 1)"
+check "ConfigMap changed in place: applied without a restart" \
+	eval '[ "$(policy_of "$probe_cg")" = audit ] && [ "$(daemon_pid)" = "$pid0" ]'
+p=$(probe_in "$probe_cg")
+sleep 2
+check "ConfigMap changed in place: the attack in $probe_cg is audited, not refused" \
+	eval '[ "$p" = allowed ] && pod_log | grep "\"action\":\"audit\"" | grep -q /srv/probe/file'
+check "ConfigMap changed in place: still refused elsewhere" [ "$(probe)" = refused ]
+
+# A bad ConfigMap: rejected whole, the running policy stays, the daemon says why.
+cp -a "$vol/policy.conf" "$work/policy.good"
+printf '[default]\nmode = audit\nbogus = on\n' >"$vol/..policy.conf.new" && chmod 0644 "$vol/..policy.conf.new" &&
+	mv -f "$vol/..policy.conf.new" "$vol/policy.conf"
+sleep 15
+note "after a bad file: $(pod_log | grep -i bogus | tail -n 1 | cut -c1-300)"
+check "a bad ConfigMap is rejected with its reason, the policy stays" \
+	eval 'pod_log | grep -q "bogus" && [ "$(policy_of "$probe_cg")" = audit ] && [ "$(probe)" = refused ]'
+cp -a "$work/policy.good" "$vol/..policy.conf.new" && mv -f "$vol/..policy.conf.new" "$vol/policy.conf"
+
+# The ConfigMap changed in the manifest and played again: the cgroup turned off.
+awk '{ print } /^    path_read = on$/ && !done { print "    [cgroup \"nodefd-kube\"]"; print "    mode = off"; done = 1 }' \
+	"$manifest" >"$work/changed.yaml"
+note "changed ConfigMap: $(sed -n '/^data:/,/^---$/p' "$work/changed.yaml" | grep -v '^ *#' | tr '\n' '|')"
+restart_check "podman kube play --replace with a changed ConfigMap" \
+	podman kube play --replace "$work/changed.yaml"
+check "the changed ConfigMap applied: $probe_cg off, the attack there allowed, refused elsewhere" \
+	eval '[ "$(policy_of "$probe_cg")" = off ] && [ "$(probe_in "$probe_cg")" = allowed ] && [ "$(probe)" = refused ]'
+
+show_pod
+printf '1..%d\n' "$tap_n"
