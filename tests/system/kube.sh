@@ -166,9 +166,13 @@ restart_check()
 	check "$name: enforcement never lapsed ($n probes)" eval '[ "$n" -gt 5 ] && [ "$lapses" -eq 0 ]'
 }
 
-# needs: what the daemon container lacks without each capability and mount: `nodefdctl load`
-# in a container like the pod's, less one thing, on a node where nothing is loaded. Reported,
-# not checked (some are needed only on older kernels); the full set must load.
+# needs: each capability and mount of the daemon container is needed: `nodefdctl load` from a
+# container like the pod's, less one thing, fails, on a node where nothing is loaded; the full
+# set loads (and so CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE, which the unit keeps, are not).
+NEEDED_CAPS=(SYS_ADMIN SYSLOG SYS_PTRACE)
+NEEDED_MOUNTS=(/sys/fs/bpf:/sys/fs/bpf /sys/kernel/security:/sys/kernel/security:ro
+	/sys/fs/cgroup:/sys/fs/cgroup:ro /run/nodefd:/run/nodefd)
+
 needs_load()
 {
 	local what=$1 out rc
@@ -185,32 +189,65 @@ needs_load()
 	return "$rc"
 }
 
+# caps_but CAP: --cap-add for each needed capability but CAP.
+caps_but()
+{
+	local c
+
+	for c in "${NEEDED_CAPS[@]}"; do [ "$c" = "$1" ] || printf -- '--cap-add=%s\n' "$c"; done
+}
+
+# mounts_but MOUNT: -v for each needed mount but MOUNT.
+mounts_but()
+{
+	local m
+
+	for m in "${NEEDED_MOUNTS[@]}"; do [ "$m" = "$1" ] || printf -- '-v\n%s\n' "$m"; done
+}
+
 needs()
 {
-	local caps=(BPF PERFMON SYS_ADMIN SYSLOG SYS_PTRACE SYS_RESOURCE) c o cap_args
-	local mounts=(/sys/fs/bpf:/sys/fs/bpf /sys/kernel/security:/sys/kernel/security:ro
-		/sys/fs/cgroup:/sys/fs/cgroup:ro /run/nodefd:/run/nodefd)
-	local base_args=(--pid=host) m
+	local o
 
 	mkdir -p /run/nodefd
-	for m in "${mounts[@]}"; do base_args+=(-v "$m"); done
-	cap_args=()
-	for c in "${caps[@]}"; do cap_args+=(--cap-add="$c"); done
-	needs_load "nothing (the pod's set)" "${base_args[@]}" "${cap_args[@]}"
-	check "needs: a container with the pod's capabilities and mounts loads nodefd" [ $? -eq 0 ]
-	for o in "${caps[@]}"; do
-		cap_args=()
-		for c in "${caps[@]}"; do [ "$c" = "$o" ] || cap_args+=(--cap-add="$c"); done
-		needs_load "CAP_$o" "${base_args[@]}" "${cap_args[@]}"
+	needs_load "nothing (the pod's set)" --pid=host $(mounts_but -) $(caps_but -)
+	check "needs: the pod's capabilities (${NEEDED_CAPS[*]}) and mounts load nodefd" [ $? -eq 0 ]
+	for o in "${NEEDED_CAPS[@]}"; do
+		needs_load "CAP_$o" --pid=host $(mounts_but -) $(caps_but "$o")
+		check "needs: without CAP_$o the load fails" [ $? -ne 0 ]
 	done
-	cap_args=()
-	for c in "${caps[@]}"; do cap_args+=(--cap-add="$c"); done
-	needs_load "hostPID" "${base_args[@]/--pid=host/--pid=private}" "${cap_args[@]}"
-	for o in "${mounts[@]}"; do
-		local args=(--pid=host)
-		for m in "${mounts[@]}"; do [ "$m" = "$o" ] || args+=(-v "$m"); done
-		needs_load "the ${o%%:*} mount" "${args[@]}" "${cap_args[@]}"
+	needs_load "hostPID" --pid=private $(mounts_but -) $(caps_but -)
+	check "needs: without hostPID the load fails" [ $? -ne 0 ]
+	for o in /sys/fs/bpf:/sys/fs/bpf /sys/kernel/security:/sys/kernel/security:ro; do
+		needs_load "the ${o%%:*} mount" --pid=host $(mounts_but "$o") $(caps_but -)
+		check "needs: without the ${o%%:*} mount the load fails" [ $? -ne 0 ]
 	done
+}
+
+# needs_running: the two mounts the daemon needs once loaded. Without the host's cgroup tree
+# a container sees its own cgroup namespace's, where the policy's cgroups are not; without
+# the host's /run/nodefd a second daemon (the host's unit) would not see the pod's lock.
+needs_running()
+{
+	local out rc m
+
+	for m in - /sys/fs/cgroup:/sys/fs/cgroup:ro; do
+		out=$(podman run --rm --network=none --read-only --pid=host --cap-drop=all \
+			$(caps_but -) $(mounts_but "$m") \
+			--entrypoint /usr/sbin/nodefdctl localhost/nodefd:latest policy show init.scope 2>&1)
+		rc=$?
+		echo "# needs: without ${m%%:*}: policy show init.scope exit $rc: $(tail -n 1 <<<"$out" | cut -c1-200)"
+		if [ "$m" = - ]; then
+			check "needs: with the host's /sys/fs/cgroup a container finds the policy's cgroups" [ "$rc" -eq 0 ]
+		else
+			check "needs: without the host's /sys/fs/cgroup the policy's cgroups are not found" [ "$rc" -ne 0 ]
+		fi
+	done
+	out=$(timeout 20 nodefdctl daemon --no-policy 2>&1 </dev/null)
+	rc=$?
+	echo "# needs: a second daemon on the host: exit $rc: $(grep -v '^{' <<<"$out" | tail -n 1 | cut -c1-200)"
+	check "needs: /run/nodefd shared: a daemon on the host is refused while the pod's runs" \
+		eval '[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "one daemon at a time" <<<"$out"'
 }
 
 # ---- the run -------------------------------------------------------------------------------
@@ -260,6 +297,7 @@ check "the daemon is the pod's container, its pid in /run/nodefd" \
 note "daemon container: $(podman inspect --format 'privileged={{.HostConfig.Privileged}} caps={{.EffectiveCaps}} seccomp={{.HostConfig.SecurityOpt}} pidns={{.HostConfig.PidMode}}' "$ctr" 2>&1)"
 check "the daemon container is not privileged" \
 	[ "$(podman inspect --format '{{.HostConfig.Privileged}}' "$ctr")" = false ]
+[ "${KUBE_NEEDS:-1}" = 1 ] && needs_running
 
 # Enforcing on the host and in another container; events in the pod's log.
 p=$(probe)
