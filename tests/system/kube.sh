@@ -12,6 +12,8 @@
 # no gap in enforcement while the pod restarts or is replaced (an attack probing all along,
 # the same programs after), and a changed ConfigMap applied, in place (as the kubelet
 # updates a mounted ConfigMap) and by a new `kube play`. Each check can fail.
+# shellcheck disable=SC2016 # check's eval strings expand when run, not when written
+# shellcheck disable=SC2046 # caps_but and mounts_but print flags, one word each
 set -u
 export LC_ALL=C PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
