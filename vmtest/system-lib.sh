@@ -25,6 +25,9 @@ system_packages()
 		bash sudo util-linux iproute2 jq \
 		runc crun podman uidmap bubblewrap systemd-container busybox-static \
 		apt dpkg
+	# A pod's infra container runs podman's pause image, which podman builds locally around
+	# catatonit (only recommended by podman): `podman kube play` (tests/system/kube.sh).
+	printf '%s\n' catatonit
 	# nodefd's package goes in at each boot, offline: what it depends on must be here. A
 	# new dependency makes dpkg -i fail at boot, by name, until it is added.
 	printf '%s\n' libbpf1 libinih1 libjson-c5
