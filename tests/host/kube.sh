@@ -5,6 +5,7 @@
 # (tests/system/kube.sh in vmtest/system, the host's unit masked). Makes the package (or takes
 # NODEFD_DEB) and the image's local base (dist/image/base-tarball), adds them with the image's
 # and the manifest's files, and streams the guest's TAP. One boot, 5-10 minutes under TCG.
+# `make check` runs it at the end of tests/host/workloads.sh's Debian 13 "off" boot instead.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 

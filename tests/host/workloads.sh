@@ -28,16 +28,37 @@ export NODEFD_DEB=$deb
 # A boot runs every case: give it more than vmtest/system's default on a busy machine.
 export NODEFD_VM_TIMEOUT=${NODEFD_VM_TIMEOUT:-3000}
 
+# The DaemonSet under podman (tests/system/kube.sh) ends Debian 13's "off" boot, where no unit
+# runs nodefd and the pod is the daemon: Debian 12's podman (4.3) plays no DaemonSet. Its image
+# is built in the guest from the package and a local base (dist/image/base-tarball).
+kube_adds=()
+if [[ " ${WORKLOAD_KERNELS:-debian12 debian13} " == *" debian13 "* ]]; then
+	if base=$(dist/image/base-tarball); then
+		ln -s "$base" "$tmp/base.tar"
+		kube_adds=(--add="$tmp/base.tar" --add=dist/image/Containerfile --add=dist/image/build
+			--add=dist/image/nodefd-policy-watch --add=dist/kubernetes/nodefd-daemonset.yaml
+			--add=tests/system/kube.sh)
+	else
+		check "dist/image/base-tarball (the image's local base, for the DaemonSet)" false
+	fi
+fi
+
 runs=()
 for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
 	for mode in on off; do
 		run=$k-$mode
 		runs+=("$run")
 		out=$logdir/workloads-$run.log
-		echo "# $run: vmtest/system --kernel=$k --nodefd=$mode --add=tests/system/workloads.sh -- bash /opt/add/workloads.sh life"
+		adds=(--add=tests/system/workloads.sh)
+		cmd=(bash /opt/add/workloads.sh life)
+		if [ "$run" = debian13-off ] && [ "${#kube_adds[@]}" -ne 0 ]; then
+			adds+=("${kube_adds[@]}")
+			cmd=(bash -c 'bash /opt/add/workloads.sh life; a=$?; bash /opt/add/kube.sh; b=$?; [ "$a" -eq 0 ] && [ "$b" -eq 0 ]')
+		fi
+		echo "# $run: vmtest/system --kernel=$k --nodefd=$mode ${adds[*]} -- ${cmd[*]}"
 		start=$SECONDS
-		vmtest/system --kernel="$k" --nodefd="$mode" --add=tests/system/workloads.sh \
-			-- bash /opt/add/workloads.sh life >"$out" 2>"$tmp/$run.err"
+		vmtest/system --kernel="$k" --nodefd="$mode" "${adds[@]}" \
+			-- "${cmd[@]}" >"$out" 2>"$tmp/$run.err"
 		rc=$?
 		echo "# $run: $((SECONDS - start)) s; $(grep '^vmtest: boot:' "$tmp/$run.err")"
 		# The guest's TAP, numbered anew and named after the run.
