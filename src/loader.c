@@ -195,11 +195,6 @@ static void load_report(struct nodefd *skel)
 }
 
 /*
- * Loads, proves and pins, with messages prefixed by @verb.  0; -EEXIST,
- * said by nobody, when nodefd is already loaded (or got loaded meanwhile);
- * else -errno, having said why.  The caller has checked privilege.
- */
-/*
  * The identity of the BPF object built into this nodefdctl: a hash of its bytes (FNV-1a,
  * 64 bits). Not a defence (only root writes pins), a name: a package that brings another
  * object replaces the programs, a restart with the same one adopts them.
@@ -283,6 +278,13 @@ static int load_canary_after(const char *verb, struct nodefd *skel, struct nodef
 	return err ?: err2;
 }
 
+/*
+ * Loads, proves and pins, with messages prefixed by @verb.  0; -EEXIST,
+ * said by nobody, when nodefd is already loaded (or got loaded meanwhile);
+ * else -errno, having said why.  The caller has checked privilege.  With
+ * @rep, in place of the pins there (struct load_replace); -ENOENT, said by
+ * nobody, when there are none.
+ */
 int load_run(const char *verb, bool report, struct load_replace *rep)
 {
 	char object[LOAD_OBJECT_ID_MAX];

@@ -1511,12 +1511,19 @@ t_replace()
 check "daemon over pins of another ABI: replaces them, no reopen allowed meanwhile, policies kept" t_replace
 t_replace_disabled()
 {
-	nodefdctl disable >/dev/null || return 1
-	fake_old_pins || return 1
+	nodefdctl disable >/dev/null || { echo "disable failed"; return 1; }
+	fake_old_pins || { echo "cannot relabel the pins"; return 1; }
 	WAIT_SECONDS=300
 	start_daemon d8 --policy "$T/policy.conf"
 	WAIT_SECONDS=
-	grep -qF '"pins":"replaced"' "$T/d8.out" || { head -n 3 "$T/d8.out"; stop_daemon; return 1; }
+	grep -qF '"pins":"replaced"' "$T/d8.out" || {
+		echo "no replacement in d8.out ($(wc -c <"$T/d8.out") bytes):"
+		head -n 5 "$T/d8.out"
+		kill -0 "$DAEMON_PID" 2>/dev/null && echo "the daemon runs" || echo "the daemon is gone"
+		stop_daemon
+		echo "its exit status: $DAEMON_RC"
+		return 1
+	}
 	status_is 3 || { stop_daemon; return 1; }
 	nodefdctl enable >/dev/null || { stop_daemon; return 1; }
 	stop_daemon TERM
