@@ -164,6 +164,9 @@ start_daemon()
 	local name=$1
 
 	shift
+	# Made empty here, not by the child's redirection: a name used before would otherwise
+	# show its old records to wait_for until the child got to truncate it.
+	: >"$T/$name.out"
 	nodefdctl daemon "$@" >"$T/$name.out" 2>&1 &
 	DAEMON_PID=$!
 	wait_for "$T/$name.out" '"type":"missed"' >/dev/null || true
@@ -1514,11 +1517,11 @@ t_replace_disabled()
 	nodefdctl disable >/dev/null || { echo "disable failed"; return 1; }
 	fake_old_pins || { echo "cannot relabel the pins"; return 1; }
 	WAIT_SECONDS=300
-	start_daemon d8 --policy "$T/policy.conf"
+	start_daemon d10 --policy "$T/policy.conf"
 	WAIT_SECONDS=
-	grep -qF '"pins":"replaced"' "$T/d8.out" || {
-		echo "no replacement in d8.out ($(wc -c <"$T/d8.out") bytes):"
-		head -n 5 "$T/d8.out"
+	grep -qF '"pins":"replaced"' "$T/d10.out" || {
+		echo "no replacement in d10.out ($(wc -c <"$T/d10.out") bytes):"
+		head -n 5 "$T/d10.out"
 		kill -0 "$DAEMON_PID" 2>/dev/null && echo "the daemon runs" || echo "the daemon is gone"
 		stop_daemon
 		echo "its exit status: $DAEMON_RC"
