@@ -162,6 +162,30 @@ void libbpf_setup(void)
 	libbpf_set_print(libbpf_print);
 }
 
+/*
+ * The programs name processes by their pids in the initial PID namespace: the
+ * load's canary, the daemon's own pid in its events and the pids events carry.
+ * From a PID namespace of its own (a container without the host's), nodefdctl
+ * would see none of them as they are, and the load would fail its proof for
+ * no reason it could name.  0, or -ENOTSUP having said why.
+ */
+int pidns_host_check(const char *verb)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/pid", &st)) {
+		int err = -errno;
+
+		p_err("%s: /proc/self/ns/pid: %s", verb, errstr(err));
+		return err;
+	}
+	if (st.st_ino == PIDNS_INIT_INO)
+		return 0;
+	p_err("%s: runs in a PID namespace of its own (pid:[%llu], the host's is pid:[%u]): the programs name processes by the host's pids; run it in the host's PID namespace (hostPID: true, podman/docker --pid=host)",
+	      verb, (unsigned long long)st.st_ino, PIDNS_INIT_INO);
+	return -ENOTSUP;
+}
+
 /* The active LSMs, comma-separated, as securityfs lists them: 0 or -errno. */
 int lsm_list_read(char *buf, size_t size)
 {

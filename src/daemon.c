@@ -1237,6 +1237,11 @@ int do_daemon(int argc, char **argv)
 		daemon_notify(&d, status);
 		return DAEMON_POLICY_REJECTED;
 	}
+	/* Before the lock: a daemon in a PID namespace of its own never runs. */
+	if (pidns_host_check("daemon")) {
+		daemon_notify(&d, "STATUS=not started: not in the host's PID namespace");
+		return CMD_FAIL;
+	}
 	d.ps.pid = getpid();
 	d.ps.last_ok = true;	/* nothing rejected yet */
 	lock = lock_daemon("daemon");

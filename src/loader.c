@@ -307,6 +307,9 @@ int load_run(const char *verb, bool report, struct load_replace *rep)
 		      verb, lsm, lsm);
 		return -ENOTSUP;
 	}
+	err = pidns_host_check(verb);
+	if (err)
+		return err;
 	err = pin_root_check();
 	if (err) {
 		p_err("%s: %s: %s", verb, PIN_ROOT,

@@ -58,6 +58,12 @@ enum {
 
 #define LSM_LIST_PATH "/sys/kernel/security/lsm"
 
+/*
+ * The inode number of the initial PID namespace's /proc/PID/ns/pid, fixed by
+ * the kernel since 3.8 (PROC_PID_INIT_INO, include/linux/proc_ns.h).
+ */
+#define PIDNS_INIT_INO 0xEFFFFFFCU
+
 /* Locks (lock.c). */
 #define RUN_DIR "/run/nodefd"
 #define LOCK_MAPS_PATH RUN_DIR "/lock"
@@ -140,6 +146,7 @@ void libbpf_setup(void);
 /* The kernel's LSM list and privilege (common.c). */
 int lsm_list_read(char *buf, size_t size);
 bool lsm_list_has(const char *list, const char *name);
+int pidns_host_check(const char *verb);
 int require_privilege(const char *verb);
 
 /*

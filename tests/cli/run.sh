@@ -243,6 +243,12 @@ if [ ! -e "$PINS" ]; then
 else
 	skip "status when not loaded" "$PINS exists before the tests"
 fi
+# A load from a PID namespace of its own (a container without the host's) is refused up front,
+# by name: the programs' pids are the host's, and the load's proof would fail for no given reason.
+check "load in a PID namespace of its own: refused, saying so, nothing loaded" \
+	expect 1 "PID namespace of its own" unshare -p -f --mount-proc nodefdctl load
+check "daemon in a PID namespace of its own: refused, saying so, nothing loaded" \
+	expect 1 "PID namespace of its own" timeout 30 unshare -p -f --mount-proc nodefdctl daemon --no-policy
 check "nodefdctl load" nodefdctl load
 check "status -q when loaded and enabled: exit 0, silent" status_is 0 -q
 check "status --json: state enforcing" expect 0 '"state":"enforcing"' nodefdctl -j status
