@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 
 #include "nodefd.h"
+#include "nodefdctl.h"	/* RUN_DIR */
 
 #define MAX_LINKS 16
 
