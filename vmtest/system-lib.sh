@@ -15,8 +15,9 @@ SYSTEM_SPLAT='BUG:|WARNING:|Oops|Kernel panic|general protection fault|Call Trac
 # The user the image is built as, when vmtest/system runs as root.
 SYSTEM_BUILD_USER=nodefd-build
 
-# What the guest needs: systemd as PID 1 and the kernel it boots (initramfs-tools makes the
-# initrd that finds the virtio disk), then the tools the real-workload suite runs.
+# system_packages SUITE: what the guest needs: systemd as PID 1 and the kernel it boots
+# (initramfs-tools makes the initrd that finds the virtio disk; system_kernel_pin may say from
+# which release), then the tools the real-workload suite runs.
 system_packages()
 {
 	printf '%s\n' \
@@ -103,8 +104,25 @@ system_as()
 	fi
 }
 
+# system_kernel_pin SUITE KSUITE: apt preferences that take the kernel from KSUITE, when it is
+# not SUITE: its release and its -security and -updates suites at a priority above SUITE's, so
+# the image gets the kernel KSUITE ships today, security updates included (apt's own
+# PACKAGE/RELEASE would look in the one release named). Nothing when they are the same.
+system_kernel_pin()
+{
+	local rel
+
+	[ "$2" = "$1" ] && return
+	for rel in "$2" "$2-updates" "$2-security"; do
+		printf 'Package: linux-image-cloud-amd64 linux-image-*-cloud-amd64\n'
+		printf 'Pin: release n=%s\nPin-Priority: 990\n\n' "$rel"
+	done
+}
+
+# system_mirrors SUITE [KSUITE]: the image's sources, and the kernel's release's if it differs.
 system_mirrors()
 {
+	[ "${2:-$1}" = "$1" ] || system_mirrors "$2"
 	case "$1" in
 	bookworm)
 		printf '%s\n' \
@@ -195,21 +213,24 @@ system_customize()
 	rm -rf "$root"/var/lib/apt/lists/*_Packages "$root"/var/cache/apt/*.bin
 }
 
-# system_image SUITE: the cached image for SUITE, built the first time. Sets image_dir, which
-# holds root.img (ext4), vmlinuz and initrd.img (from the image's /boot), stamp.
+# system_image SUITE [KSUITE]: the cached image for SUITE with KSUITE's kernel (default:
+# SUITE's own), built the first time. Sets image_dir, which holds root.img (ext4), vmlinuz and
+# initrd.img (from the image's /boot), stamp.
 system_image()
 {
-	local suite=$1 key pkgs user stage log start
+	local suite=$1 ksuite=${2:-$1} name=$1 key pkgs user stage log start
 
+	[ "$ksuite" = "$suite" ] || name=$suite-$ksuite-kernel
 	pkgs=$(system_packages "$suite" | sort -u | paste -sd, -)
 	# Keyed by what makes the image: the suite, its sources, the packages, and the code that
 	# builds and customizes it (not the rest of this file: the run side may change freely).
 	key=$({
 		printf '%s\n' "$suite" "$pkgs"
-		system_mirrors "$suite"
-		declare -f system_packages system_mirrors system_customize system_image
+		system_mirrors "$suite" "$ksuite"
+		system_kernel_pin "$suite" "$ksuite"
+		declare -f system_packages system_kernel_pin system_mirrors system_customize system_image
 	} | vmtest_sha256 | cut -c1-16)
-	image_dir=$cache/image/$suite-$key
+	image_dir=$cache/image/$name-$key
 	[ -e "$image_dir/stamp" ] && return
 	mkdir -p "$cache/image"
 	vmtest_lock "$cache/image/lock"
@@ -221,7 +242,7 @@ system_image()
 		vmtest_die "image" "mmdebstrap and uidmap are needed (apt-get install mmdebstrap uidmap)"
 	user=$(system_build_user)
 	rm -rf "$image_dir"
-	stage=$cache/image/tmp-$suite-$key
+	stage=$cache/image/tmp-$name-$key
 	rm -rf "$stage"
 	mkdir -p "$stage"
 	# The hooks run as the namespace's root, which is no one outside: the stage is theirs to
@@ -231,7 +252,7 @@ system_image()
 	chmod 0666 "$stage/root.img"
 	log=$stage/mmdebstrap.log
 	[ "$user" != "$(id -un)" ] && chown "$user" "$stage" "$stage/root.img"
-	vmtest_step_begin "building the $suite image as $user ($(system_packages "$suite" | wc -l) packages; about 4-8 minutes on two busy cores, once; log $log)"
+	vmtest_step_begin "building the $name image as $user ($(system_packages "$suite" | wc -l) packages; about 4-8 minutes on two busy cores, once; log $log)"
 	start=$SECONDS
 	# The hooks run as the namespace's root: the customizing one is a bash script in the stage.
 	{
@@ -240,13 +261,15 @@ system_image()
 		printf 'system_customize "$1"\n'
 	} >"$stage/customize"
 	chmod 0644 "$stage/customize"
-	system_mirrors "$suite" >"$stage/sources.list"
+	system_mirrors "$suite" "$ksuite" >"$stage/sources.list"
+	system_kernel_pin "$suite" "$ksuite" >"$stage/kernel.pref"
 	# mmdebstrap's own "I:" lines are the progress report (the whole output goes to the log).
 	# The tree is made as a directory, so that mmdebstrap has cleaned it up (its policy-rc.d,
 	# its start-stop-daemon stand-in, apt's lists) before it becomes the disk.
 	# shellcheck disable=SC2016 # $1 is the hooks' own argument.
 	if ! system_as "$user" mmdebstrap --mode=unshare --variant=minbase \
 		--include="$pkgs" \
+		--setup-hook="mkdir -p \"\$1/etc/apt/preferences.d\" && if [ -s $stage/kernel.pref ]; then cp $stage/kernel.pref \"\$1/etc/apt/preferences.d/vmtest-kernel\"; fi" \
 		--customize-hook="bash $stage/customize \"\$1\"" \
 		--customize-hook="download /vmlinuz $stage/vmlinuz" \
 		--customize-hook="download /initrd.img $stage/initrd.img" \
@@ -266,7 +289,7 @@ system_image()
 	chown -R 0:0 "$stage" 2>/dev/null || true
 	chmod 0755 "$stage"
 	chmod 0644 "$stage/root.img" "$stage/vmlinuz" "$stage/initrd.img"
-	{ printf 'suite %s\nkey %s\nbuilt %s\nseconds %s\npackages %s\n' "$suite" "$key" \
+	{ printf 'suite %s\nkernel %s\nkey %s\nbuilt %s\nseconds %s\npackages %s\n' "$suite" "$ksuite" "$key" \
 		"$(date -u +%FT%TZ)" "$((SECONDS - start))" "$pkgs"; } >"$stage/info"
 	mv "$stage" "$image_dir"
 	: >"$image_dir/stamp"

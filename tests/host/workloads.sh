@@ -4,8 +4,9 @@
 # tests/host/workloads.sh: the real-workload suite (tests/system/workloads.sh) on a real Debian
 # system, with nodefd on and off, compared case by case. One boot per (kernel, on/off): every
 # case runs in it, and the unit's life (stop, start, reload, restart, kill -9, upgrade,
-# removal) ends the "on" boot, nodefdctl load's timing the "off" one. TAP on stdout; then a
-# table of every case on and off, the boot times and the deny events each case caused.
+# removal) ends the "on" boot, nodefdctl load's timing the "off" one; the DaemonSet ends
+# Debian 13's "off" boot and has one of its own on Debian 12's kernel (below). TAP on stdout;
+# then a table of every case on and off, the boot times and the deny events each case caused.
 #
 # WORKLOAD_KERNELS="debian12 debian13" (the default) picks the kernels; NODEFD_DEB a package
 # (default: make deb). Each boot takes 4-8 minutes under TCG.
@@ -29,10 +30,12 @@ export NODEFD_DEB=$deb
 export NODEFD_VM_TIMEOUT=${NODEFD_VM_TIMEOUT:-3000}
 
 # The DaemonSet under podman (tests/system/kube.sh) ends Debian 13's "off" boot, where no unit
-# runs nodefd and the pod is the daemon: Debian 12's podman (4.3) plays no DaemonSet. Its image
-# is built in the guest from the package and a local base (dist/image/base-tarball).
+# runs nodefd and the pod is the daemon. On Debian 12's kernel it has a boot of its own, of
+# Debian 13's userland with Debian 12's kernel ("debian12-kube"): Debian 12's podman (4.3)
+# plays no DaemonSet. Its image is built in the guest from the package and a local base
+# (dist/image/base-tarball).
 kube_adds=()
-if [[ " ${WORKLOAD_KERNELS:-debian12 debian13} " == *" debian13 "* ]]; then
+if [[ " ${WORKLOAD_KERNELS:-debian12 debian13} " == *" debian1"[23]" "* ]]; then
 	if base=$(dist/image/base-tarball); then
 		ln -s "$base" "$tmp/base.tar"
 		kube_adds=(--add="$tmp/base.tar" --add=dist/image/Containerfile --add=dist/image/build
@@ -45,19 +48,26 @@ fi
 
 runs=()
 for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
-	for mode in on off; do
+	modes=(on off)
+	[ "$k" = debian12 ] && [ "${#kube_adds[@]}" -ne 0 ] && modes+=(kube)
+	for mode in "${modes[@]}"; do
 		run=$k-$mode
 		runs+=("$run")
 		out=$logdir/workloads-$run.log
+		opts=(--kernel="$k" --nodefd="$mode")
 		adds=(--add=tests/system/workloads.sh)
 		cmd=(bash /opt/add/workloads.sh life)
 		if [ "$run" = debian13-off ] && [ "${#kube_adds[@]}" -ne 0 ]; then
 			adds+=("${kube_adds[@]}")
 			cmd=(bash -c 'bash /opt/add/workloads.sh life; a=$?; bash /opt/add/kube.sh; b=$?; [ "$a" -eq 0 ] && [ "$b" -eq 0 ]')
+		elif [ "$mode" = kube ]; then
+			opts=(--kernel="$k" --userland=trixie --nodefd=off)
+			adds=("${kube_adds[@]}")
+			cmd=(bash /opt/add/kube.sh)
 		fi
-		echo "# $run: vmtest/system --kernel=$k --nodefd=$mode ${adds[*]} -- ${cmd[*]}"
+		echo "# $run: vmtest/system ${opts[*]} ${adds[*]} -- ${cmd[*]}"
 		start=$SECONDS
-		vmtest/system --kernel="$k" --nodefd="$mode" "${adds[@]}" \
+		vmtest/system "${opts[@]}" "${adds[@]}" \
 			-- "${cmd[@]}" >"$out" 2>"$tmp/$run.err"
 		rc=$?
 		echo "# $run: $((SECONDS - start)) s; $(grep '^vmtest: boot:' "$tmp/$run.err")"
