@@ -126,10 +126,11 @@ demo:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/demo
 
-# One boot per kernel; BENCH_KERNELS picks them. Guest time counts instructions (QEMU -icount)
+# One boot per kernel; BENCH_KERNELS picks them (KERNEL:guard: the guard at a magic link's jump
+# forced where the kernel has the hook, NODEFD_FORCE_JUMP). Guest time counts instructions (QEMU -icount)
 # unless BENCH_CLOCK=wall; BENCH_ARGS goes to nodefd_bench (-r ROUNDS, -n ITERATIONS). The
 # outputs and the plot (reopen-depth-CLOCK.png/.svg) are written to $(BUILD)/bench/.
-BENCH_KERNELS	?= onode debian12 debian13
+BENCH_KERNELS	?= onode onode:guard debian12 debian13
 BENCH_CLOCK	?= icount
 BENCH_ARGS	?=
 bench:

@@ -42,7 +42,17 @@
  *   jump_guard_check()    at the jump (nd_jump_link): judge where it landed
  *   jump_guard_refuses()  in the hooks after the walk: refuse what a refused jump would do
  *   jump_refused()        in file_open: the same, with the walk's state in hand
+ *
+ * A kernel with an LSM hook at the jump (magiclink_jump: kernel-config/patches/0005) needs
+ * none of the after-the-jump machinery: the same check runs in that hook and refuses the jump
+ * itself, before the walk goes on, whatever the system call (jump_hook, set by the loader,
+ * which loads nodefd_nd_jump_link___hook there in place of the fentry program). Nothing is
+ * refused at the link for what might follow it, nothing is reported instead of refused, and
+ * jump_guard_refuses() and jump_refused() never find a refused walk.
  */
+
+/* The kernel calls magiclink_jump, and nodefd's program for it is the one loaded (loader.c). */
+const volatile __u8 jump_hook = 0;
 
 
 /*
@@ -172,10 +182,14 @@ static __always_inline int jump_guard_arm(struct ctx *c, struct task_state *st,
 		mode = reach;	/* off < audit < enforce */
 	if (mode == NODEFD_MODE_OFF)
 		return 0;	/* nothing is judged by name: nothing to watch */
+	st->watch_link = link;	/* which jump is this walk's (nd_jump_link) */
+	if (jump_hook) {
+		watch_to(st, WATCH_HOOKED);	/* the jump's own hook refuses, whatever follows */
+		return 0;
+	}
 	class = syscall_class(c->task, nd);
 	if (class == SYS_PLACE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
-	st->watch_link = link;	/* which jump is this walk's (nd_jump_link) */
 	watch_to(st, class == SYS_META ? WATCH_META : WATCH_HOOKED);
 	return 0;
 }
@@ -183,14 +197,16 @@ static __always_inline int jump_guard_arm(struct ctx *c, struct task_state *st,
 /**
  * jump_guard_check() - the jump of a proc magic link, @path where it lands (nd_jump_link)
  * @path: the path the link resolved to.
+ * @hook: called from the LSM hook at the jump (magiclink_jump), which can refuse it.
  *
  * A watched walk's jump that lands where the link hook judged is let be. One that lands on a
- * place refused by name is refused by the hook of what the system call then does
- * (jump_guard_refuses()), or reported when the call only reads metadata.
+ * place refused by name is refused: by the jump's own hook where the kernel has one, else by
+ * the hook of what the system call then does (jump_guard_refuses()), or reported when the
+ * call only reads metadata.
  *
- * Return: 0 (a traced function cannot fail the jump).
+ * Return: 0, or -EACCES from the hook at the jump (a traced function cannot fail the jump).
  */
-static __always_inline int jump_guard_check(const struct path *path)
+static __always_inline int jump_guard_check(const struct path *path, const bool hook)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_state *st;
@@ -231,9 +247,11 @@ static __always_inline int jump_guard_check(const struct path *path)
 	c.dentry = BPF_CORE_READ(path, dentry);
 	c.mnt = BPF_CORE_READ(path, mnt);
 	/* Metadata read by a system call that nothing can refuse now: reported only. */
-	c.record_only = watch == WATCH_META;
-	if (!judge_place(&c) || watch == WATCH_META)
+	c.record_only = !hook && watch == WATCH_META;
+	if (!judge_place(&c) || c.record_only)
 		return 0;
+	if (hook)
+		return -EACCES;
 	raced_to(st, st->nd, current_syscall(task));
 	return 0;
 }

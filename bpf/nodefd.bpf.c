@@ -87,7 +87,20 @@ int BPF_PROG(nodefd_inode_follow_link___cast, struct dentry *dentry, struct inod
 SEC("fentry/nd_jump_link")
 int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 {
-	return jump_guard_check(path);
+	return jump_guard_check(path, false);
+}
+
+/*
+ * The same jump where the kernel has an LSM hook there (kernel-config/patches/0005): the
+ * check refuses the jump itself. Loaded in place of the fentry program (loader.c).
+ */
+SEC("lsm/magiclink_jump")
+int BPF_PROG(nodefd_nd_jump_link___hook, const struct path *link, const struct path *target,
+	     unsigned int lookup_flags, bool last, int mask, int ret)
+{
+	if (ret)
+		return ret;	/* another LSM refused it: nothing to add */
+	return jump_guard_check(target, true);
 }
 
 SEC("lsm/file_open")

@@ -80,6 +80,37 @@ static bool btf_has_func(const char *name)
 }
 
 /*
+ * Does the kernel call an LSM hook where a magic link jumps (magiclink_jump, which
+ * kernel-config/patches/0005 adds)? The BPF LSM's attach point for each hook is a function
+ * bpf_lsm_<hook>, in the BTF of every kernel built with it.
+ */
+bool jump_hook_present(void)
+{
+	return btf_has_func("bpf_lsm_" JUMP_HOOK_NAME);
+}
+
+/*
+ * NODEFD_FORCE_JUMP=guard loads the stock kernels' guard even where the kernel has the hook:
+ * to measure one against the other on the same kernel (make bench), or to run the suites
+ * with each. 0, or -EINVAL having said why for any other value.
+ */
+static int jump_force_read(const char *verb, bool *guard)
+{
+	const char *e = getenv(JUMP_FORCE_ENV);
+
+	*guard = false;
+	if (!e || !*e)
+		return 0;
+	if (strcmp(e, "guard")) {
+		p_err("%s: %s=%s: the only value is \"guard\" (the hook is used wherever the kernel has it)",
+		      verb, JUMP_FORCE_ENV, e);
+		return -EINVAL;
+	}
+	*guard = true;
+	return 0;
+}
+
+/*
  * The link hook comes in two programs (bpf/compat.bpf.h, CAST()): nodefd_inode_follow_link___cast
  * reads through bpf_rdonly_cast(), which 6.2 and later have, the plain one with probe reads;
  * 6.1's verifier refuses a program that names the kfunc at all. Exactly one of them loads.
@@ -87,11 +118,21 @@ static bool btf_has_func(const char *name)
 static void variants_choose(struct nodefd *skel)
 {
 	bool cast = btf_has_func("bpf_rdonly_cast");
+	const char *force = getenv(JUMP_FORCE_ENV);	/* checked by load_run() */
+	bool hook = jump_hook_present() && !(force && !strcmp(force, "guard"));
 
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link, !cast);
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link___cast, cast);
 	/* The walk's way of reading a dentry, by the same line (bpf/reach.bpf.h, dentry_up()). */
 	skel->rodata->dentry_head_read = cast;
+	/*
+	 * The jump of a magic link: judged in the kernel's hook there where it has one, which
+	 * refuses the jump itself; else by tracing nd_jump_link and refusing afterwards
+	 * (bpf/jump.bpf.h). Exactly one of the two loads.
+	 */
+	bpf_program__set_autoload(skel->progs.nodefd_nd_jump_link, !hook);
+	bpf_program__set_autoload(skel->progs.nodefd_nd_jump_link___hook, hook);
+	skel->rodata->jump_hook = hook;
 }
 
 /* A variant's link is pinned under its program's name without the ___ suffix. */
@@ -308,6 +349,9 @@ int load_run(const char *verb, bool report, struct load_replace *rep)
 		return -ENOTSUP;
 	}
 	err = pidns_host_check(verb);
+	if (err)
+		return err;
+	err = jump_force_read(verb, &(bool){ false });
 	if (err)
 		return err;
 	err = pin_root_check();

@@ -147,6 +147,14 @@ void libbpf_setup(void);
 int lsm_list_read(char *buf, size_t size);
 bool lsm_list_has(const char *list, const char *name);
 int pidns_host_check(const char *verb);
+
+/*
+ * The LSM hook at a magic link's jump, where the kernel has it (the test kernel's
+ * kernel-config/patches/0005); nodefd's program for it replaces the fentry guard (loader.c).
+ */
+#define JUMP_HOOK_NAME "magiclink_jump"
+#define JUMP_FORCE_ENV "NODEFD_FORCE_JUMP"
+bool jump_hook_present(void);
 int require_privilege(const char *verb);
 
 /*

@@ -106,6 +106,8 @@ static void status_prog_read(struct status_prog *p)
 	close(fd);
 	p->link_id = link.id;
 	p->prog_id = link.prog_id;
+	if (link.type == BPF_LINK_TYPE_TRACING)
+		p->attach_type = link.tracing.attach_type;
 	fd = bpf_prog_get_fd_by_id(link.prog_id);
 	if (fd < 0)
 		return;
@@ -134,10 +136,18 @@ static int status_progs_read(struct status *s)
 			continue;
 		snprintf(p->name, sizeof(p->name), "%s", de->d_name);
 		status_prog_read(p);
+		if (!p->err && !strcmp(p->name, "nodefd_nd_jump_link"))
+			s->jump = p->attach_type == BPF_LSM_MAC ? JUMP_HOOK :
+				  p->attach_type == BPF_TRACE_FENTRY ? JUMP_GUARD : JUMP_UNKNOWN;
 		s->nprogs++;
 	}
 	closedir(d);
 	return 0;
+}
+
+static const char *jump_mechanism_name(enum jump_mechanism j)
+{
+	return j == JUMP_HOOK ? "hook" : j == JUMP_GUARD ? "guard" : NULL;
 }
 
 static void status_pins_read(struct status *s)
@@ -242,6 +252,7 @@ static void status_print_json(const struct status *s)
 
 	json_add_u64(obj, "abi_version", (__u64)s->abi);
 	json_add_bool(obj, "enabled", s->enabled);
+	json_add_str(obj, "jump", jump_mechanism_name(s->jump));
 	progs = json_object_new_array();
 	for (int i = 0; i < s->nprogs; i++) {
 		const struct status_prog *p = &s->progs[i];
@@ -332,6 +343,13 @@ static void status_print_text(const struct status *s)
 	}
 	if (!s->nprogs)
 		printf("  none: nothing is attached\n");
+	if (s->jump == JUMP_HOOK)
+		printf("jump: hook (the kernel's lsm/%s refuses a magic link's jump itself)\n",
+		       JUMP_HOOK_NAME);
+	else if (s->jump == JUMP_GUARD)
+		printf("jump: guard (fentry/nd_jump_link; what a refused jump would do is refused after it)\n");
+	else
+		printf("jump: unknown (nodefd_nd_jump_link unreadable)\n");
 	printf("pins:\n");
 	for (int i = 0; i < s->npins; i++) {
 		if (s->pins[i].map_id)

@@ -21,7 +21,15 @@ struct status_prog {
 	char prog_name[BPF_OBJ_NAME_LEN];	/* the kernel's, cut at 15 characters */
 	__u32 link_id;
 	__u32 prog_id;
+	__u32 attach_type;	/* a tracing link's (enum bpf_attach_type), else 0 */
 	int err;
+};
+
+/* How a magic link's jump is judged (bpf/jump.bpf.h), from how nodefd_nd_jump_link is attached. */
+enum jump_mechanism {
+	JUMP_UNKNOWN,	/* not loaded, or the link unreadable */
+	JUMP_HOOK,	/* the kernel's LSM hook at the jump: refused there */
+	JUMP_GUARD,	/* fentry on nd_jump_link: refused after the jump */
 };
 
 #define MAX_PINS 32
@@ -44,6 +52,7 @@ struct status {
 	pid_t daemon_pid;
 	struct status_prog progs[MAX_LINKS];
 	int nprogs;
+	enum jump_mechanism jump;
 	struct status_pin pins[MAX_PINS];
 	int npins;
 };

@@ -86,6 +86,18 @@ static inline enum enf_expect enf_expectation(void)
 	return ENF_EXPECT_UNSET;
 }
 
+/*
+ * NODEFD_JUMP says how the loaded programs judge a magic link's jump (`nodefdctl status`):
+ * "hook", in the kernel's LSM hook at the jump, which refuses the jump itself; "guard" (stock
+ * kernels), by tracing it and refusing what the system call then does.
+ */
+static inline bool enf_jump_hook(void)
+{
+	const char *e = getenv("NODEFD_JUMP");
+
+	return e && !strcmp(e, "hook");
+}
+
 /* Fails the test (not the run) when NODEFD_EXPECT is missing, so that every case reports it. */
 #define ENF_ASSERT_EXPECTATION()                                                                  \
 	ASSERT_NE(ENF_EXPECT_UNSET, enf_expectation())                                            \

@@ -14,7 +14,9 @@
  * refused after the jump by the hook of what the call does; an O_PATH open or a chdir, which
  * keeps the place, is refused at the link whatever the holder does; a stat below, which reads
  * metadata and keeps nothing, is let go on and reported (the holder could have told the
- * walker as much). No walker is ever killed, and pub/d is still reached by what may reach it.
+ * walker as much). That is on a kernel without a hook at the jump (NODEFD_JUMP=guard); on one
+ * with it (the test kernel), every one of them is refused at the jump into priv/d and reaches
+ * pub/d. No walker is ever killed, and pub/d is still reached by what may reach it.
  * Without nodefd, everything lands on both sides.
  *
  * With ptrace_scope at 0 the walker could take the holder's fds: nothing the holder swaps in
@@ -297,7 +299,10 @@ FIXTURE(jump)
 	int old_scope;
 };
 
-/* What nodefd can do after the jump of a walker that could not take the holder's fds. */
+/*
+ * What nodefd can do after the jump of a walker that could not take the holder's fds, on a
+ * kernel without a hook at the jump (NODEFD_JUMP=guard). With one, it refuses the jump itself.
+ */
 enum jump_class {
 	CLASS_HOOKED,	/* a hook sees what the call does: refused there */
 	CLASS_META,	/* the call reads metadata only: reported, not refused */
@@ -423,6 +428,10 @@ TEST_F_TIMEOUT(jump, another_process_link_never_lands_in_the_closed_dir, JUMP_SE
 		/* It could take whatever the holder swaps in: nothing is refused. */
 		EXPECT_LT(0, j->landed[0]);
 		EXPECT_EQ(0, j->refused);
+	} else if (enf_jump_hook()) {
+		/* The hook at the jump refuses it there, whatever the call: pub/d is reached. */
+		EXPECT_LT(0, j->landed[0]);
+		EXPECT_EQ(0, j->landed[1]);
 	} else if (variant->class == CLASS_PLACE) {
 		EXPECT_EQ(0, j->landed[0]);
 		EXPECT_EQ(0, j->landed[1]);

@@ -64,6 +64,19 @@ suite "mounts (hole)" env NODEFD_EXPECT=hole enforce_mounts_test
 echo "### nodefdctl load"
 if nodefdctl load; then
 	result "nodefdctl load" ok
+	# How a magic link's jump is judged: in the kernel's LSM hook at the jump where the kernel
+	# has one (its BPF attach point is in kallsyms), else by the guard. The jump suite's
+	# expectations follow it.
+	NODEFD_JUMP=$(nodefdctl -j status | sed -n 's/.*"jump":"\([a-z]*\)".*/\1/p')
+	export NODEFD_JUMP
+	want=guard
+	grep -q ' bpf_lsm_magiclink_jump$' /proc/kallsyms && want=hook
+	if [ "$NODEFD_JUMP" = "$want" ]; then
+		result "the jump is judged by the $want, as this kernel allows" ok
+	else
+		result "the jump is judged by the $want, as this kernel allows" fail \
+			"status says '${NODEFD_JUMP:-nothing}'"
+	fi
 	suite "attack (refused)" env NODEFD_EXPECT=refused enforce_attack_test
 	# Strict: the fd's access is a ceiling, even where the name would give more.
 	if nodefdctl policy set /sys/fs/cgroup enforce strict=on; then
