@@ -812,6 +812,60 @@ bad_reload()
 	step "systemctl reload of the good file again" systemctl reload nodefd.service
 }
 
+# A section by pattern, applied by the running daemon to a container it has never seen: a reload
+# adds [cgroup "machine.slice/libpod-*.scope"] in audit; a podman container started after it
+# runs the article's attack inside (root opens the file, nobody reopens it for write). With the
+# section applied, the attack goes through and is reported (audit), where the default policy
+# would refuse it; `policy show` of the container's cgroup names the section, and the daemon's
+# event names the container: runtime podman and its id, with its cgroup.
+container_pattern()
+{
+	local conf=/etc/nodefd/policy.conf c id pid cg out i show ev
+
+	cp -a "$conf" "$work/policy.conf.pattern"
+	printf '\n[cgroup "machine.slice/libpod-*.scope"]\nmode = audit\n' >>"$conf"
+	step "systemctl reload with a section for podman's containers" systemctl reload nodefd.service
+	c=$(cursor)
+	id=$(podman run -d --network=none localhost/busybox:vmtest sh -c '
+		mkdir -p /d && echo secret >/d/f && chmod 0666 /d/f && chmod 0755 /d &&
+		exec 3</d/f && chmod 0700 /d || { echo "result: not-tried"; sleep 60; exit 0; }
+		su -s /bin/sh nobody -c "echo x >/proc/self/fd/3" 2>/dev/null
+		echo "result: $(cat /d/f)"; sleep 60' 2>&1)
+	for i in $(seq 60); do
+		out=$(podman logs "$id" 2>&1 | sed -n 's/^result: //p')
+		[ -n "$out" ] && break
+		sleep 0.5
+	done
+	pid=$(podman inspect --format '{{.State.Pid}}' "$id" 2>/dev/null)
+	cg=$(sed -n 's/^0:://p' "/proc/$pid/cgroup" 2>/dev/null)
+	show=$(nodefdctl policy show "/sys/fs/cgroup$cg" 2>&1)
+	ev=
+	for i in $(seq 20); do
+		journalctl --sync
+		ev=$(journalctl -u nodefd.service --after-cursor="$c" -o cat --no-pager |
+			grep '^{.*"type":"event"' |
+			jq -c --arg id "$id" 'select(.container.id == $id) |
+				{action, rule, cgroup_path, container}' 2>/dev/null | head -n 1)
+		[ -n "$ev" ] && break
+		sleep 0.5
+	done
+	podman rm -f "$id" >/dev/null 2>&1
+	echo "# container ${id:0:12}, cgroup $cg: the attack inside: ${out:-no result}"
+	printf '%s\n' "$show" | sed 's/^/#   policy show: /'
+	echo "#   event: ${ev:-none}"
+	[ "$out" = x ] &&
+		tap ok "life: a container started after the reload gets the pattern's policy (audit: the attack goes through)" ||
+		tap fail "life: a container started after the reload gets the pattern's policy (audit: the attack goes through)"
+	grep -qF 'machine.slice/libpod-*.scope' <<<"$show" &&
+		tap ok "life: policy show of the container's cgroup names the pattern's section" ||
+		tap fail "life: policy show of the container's cgroup names the pattern's section"
+	[ "$(jq -r '"\(.action) \(.container.runtime)"' <<<"${ev:-null}" 2>/dev/null)" = "audit podman" ] &&
+		tap ok "life: the audit event names the container (runtime podman, its id)" ||
+		tap fail "life: the audit event names the container (runtime podman, its id)"
+	cp -a "$work/policy.conf.pattern" "$conf"
+	step "systemctl reload without the section" systemctl reload nodefd.service
+}
+
 # A policy file rejected at start: the unit fails once (exit 6), no restart loop, still enforcing.
 bad_start()
 {
@@ -865,6 +919,7 @@ life()
 	journal_priorities
 	metrics_scrape
 	bad_reload
+	container_pattern
 	metrics_reload
 	step "systemctl restart" systemctl restart nodefd.service
 	step "kill -9 of the daemon" systemctl kill -s KILL nodefd.service
