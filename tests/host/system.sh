@@ -46,8 +46,9 @@ out_has()
 	return 1
 }
 
-# The package once, for every boot.
-deb=$(make --no-print-directory BUILD="${NODEFD_BUILD:-build}" deb | tail -n 1)
+# The package once, for every boot (tests/run makes it before its jobs start: a `make deb`
+# here would replace the file under the other boots).
+deb=${NODEFD_DEB:-$(make --no-print-directory BUILD="${NODEFD_BUILD:-build}" deb | tail -n 1)}
 if [ ! -f "$deb" ]; then
 	check "make deb" false
 	done_testing

@@ -10,6 +10,12 @@
 #
 # WORKLOAD_KERNELS="debian12 debian13" (the default) picks the kernels; NODEFD_DEB a package
 # (default: make deb). Each boot takes 4-8 minutes under TCG.
+#
+#   tests/host/workloads.sh            every boot, one after another, then the report
+#   tests/host/workloads.sh runs       the boots' names, one a line
+#   tests/host/workloads.sh boot RUN   one boot (tests/run runs them side by side), its log in
+#                                      WORKLOAD_LOGS (default build/test-logs)
+#   tests/host/workloads.sh report     the TAP and the table of the boots whose logs are there
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 . tests/lib.sh
@@ -18,60 +24,87 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/nodefd-workloads.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 logdir=${WORKLOAD_LOGS:-build/test-logs}
 mkdir -p "$logdir"
+kernels=${WORKLOAD_KERNELS:-debian12 debian13}
 
-deb=${NODEFD_DEB:-$(make --no-print-directory BUILD="${NODEFD_BUILD:-build}" deb | tail -n 1)}
-if [ ! -f "$deb" ]; then
-	check "make deb" false
-	done_testing
-	exit
-fi
-export NODEFD_DEB=$deb
-# A boot runs every case: give it more than vmtest/system's default on a busy machine.
-export NODEFD_VM_TIMEOUT=${NODEFD_VM_TIMEOUT:-3000}
+# all_runs: the boots, in the report's order. The DaemonSet under podman (tests/system/kube.sh)
+# ends Debian 13's "off" boot, where no unit runs nodefd and the pod is the daemon. On Debian
+# 12's kernel it has a boot of its own, of Debian 13's userland with Debian 12's kernel
+# ("debian12-kube"): Debian 12's podman (4.3) plays no DaemonSet.
+all_runs()
+{
+	local k
 
-# The DaemonSet under podman (tests/system/kube.sh) ends Debian 13's "off" boot, where no unit
-# runs nodefd and the pod is the daemon. On Debian 12's kernel it has a boot of its own, of
-# Debian 13's userland with Debian 12's kernel ("debian12-kube"): Debian 12's podman (4.3)
-# plays no DaemonSet. Its image is built in the guest from the package and a local base
-# (dist/image/base-tarball).
-kube_adds=()
-if [[ " ${WORKLOAD_KERNELS:-debian12 debian13} " == *" debian1"[23]" "* ]]; then
-	if base=$(dist/image/base-tarball); then
+	for k in $kernels; do
+		echo "$k-on"
+		echo "$k-off"
+		[ "$k" != debian12 ] || echo "$k-kube"
+	done
+}
+
+# package: NODEFD_DEB, made when not given.
+package()
+{
+	local deb
+
+	deb=${NODEFD_DEB:-$(make --no-print-directory BUILD="${NODEFD_BUILD:-build}" deb | tail -n 1)}
+	[ -f "$deb" ] || { echo "make deb: no package ($deb)" >&2; return 1; }
+	export NODEFD_DEB=$deb
+}
+
+# boot RUN: one boot of a Debian system; the guest's output in workloads-RUN.log, vmtest's in
+# workloads-RUN.err, "EXIT SECONDS" in workloads-RUN.rc. The DaemonSet's image is built in the
+# guest from the package and a local base (dist/image/base-tarball).
+boot()
+{
+	local run=$1 k=${1%-*} mode=${1##*-} out=$logdir/workloads-$1 base start rc
+	local opts adds cmd kube_adds=()
+
+	rm -f "$out.log" "$out.err" "$out.rc"
+	package 2>"$out.err" || { echo "1 0" >"$out.rc"; return 1; }
+	if [ "$run" = debian13-off ] || [ "$mode" = kube ]; then
+		if ! base=$(dist/image/base-tarball 2>>"$out.err"); then
+			echo "dist/image/base-tarball failed: no local base for the DaemonSet's image" >>"$out.err"
+			echo "1 0" >"$out.rc"
+			return 1
+		fi
 		ln -s "$base" "$tmp/base.tar"
 		kube_adds=(--add="$tmp/base.tar" --add=dist/image/Containerfile --add=dist/image/build
 			--add=dist/image/nodefd-policy-watch --add=dist/kubernetes/nodefd-daemonset.yaml
 			--add=tests/system/kube.sh)
-	else
-		check "dist/image/base-tarball (the image's local base, for the DaemonSet)" false
 	fi
-fi
+	opts=(--kernel="$k" --nodefd="$mode")
+	adds=(--add=tests/system/workloads.sh)
+	cmd=(bash /opt/add/workloads.sh life)
+	if [ "$run" = debian13-off ]; then
+		adds+=("${kube_adds[@]}")
+		cmd=(bash -c 'bash /opt/add/workloads.sh life; a=$?; bash /opt/add/kube.sh; b=$?; [ "$a" -eq 0 ] && [ "$b" -eq 0 ]')
+	elif [ "$mode" = kube ]; then
+		opts=(--kernel="$k" --userland=trixie --nodefd=off)
+		adds=("${kube_adds[@]}")
+		cmd=(bash /opt/add/kube.sh)
+	fi
+	echo "# $run: vmtest/system ${opts[*]} ${adds[*]} -- ${cmd[*]}" >>"$out.err"
+	start=$SECONDS
+	vmtest/system "${opts[@]}" "${adds[@]}" -- "${cmd[@]}" >"$out.log" 2>>"$out.err"
+	rc=$?
+	echo "$rc $((SECONDS - start))" >"$out.rc"
+	return "$rc"
+}
 
-runs=()
-for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
-	modes=(on off)
-	[ "$k" = debian12 ] && [ "${#kube_adds[@]}" -ne 0 ] && modes+=(kube)
-	for mode in "${modes[@]}"; do
-		run=$k-$mode
+# report: each boot's TAP, numbered anew and named after the run, then the table.
+report()
+{
+	local run out rc secs line n_before runs=() name r
+
+	for run in $(all_runs); do
+		out=$logdir/workloads-$run
 		runs+=("$run")
-		out=$logdir/workloads-$run.log
-		opts=(--kernel="$k" --nodefd="$mode")
-		adds=(--add=tests/system/workloads.sh)
-		cmd=(bash /opt/add/workloads.sh life)
-		if [ "$run" = debian13-off ] && [ "${#kube_adds[@]}" -ne 0 ]; then
-			adds+=("${kube_adds[@]}")
-			cmd=(bash -c 'bash /opt/add/workloads.sh life; a=$?; bash /opt/add/kube.sh; b=$?; [ "$a" -eq 0 ] && [ "$b" -eq 0 ]')
-		elif [ "$mode" = kube ]; then
-			opts=(--kernel="$k" --userland=trixie --nodefd=off)
-			adds=("${kube_adds[@]}")
-			cmd=(bash /opt/add/kube.sh)
+		if [ ! -f "$out.rc" ]; then
+			check "$run: the boot ran (no record of it in $logdir)" false
+			continue
 		fi
-		echo "# $run: vmtest/system ${opts[*]} ${adds[*]} -- ${cmd[*]}"
-		start=$SECONDS
-		vmtest/system "${opts[@]}" "${adds[@]}" \
-			-- "${cmd[@]}" >"$out" 2>"$tmp/$run.err"
-		rc=$?
-		echo "# $run: $((SECONDS - start)) s; $(grep '^vmtest: boot:' "$tmp/$run.err")"
-		# The guest's TAP, numbered anew and named after the run.
+		read -r rc secs <"$out.rc"
+		echo "# $run: $secs s; $(grep '^vmtest: boot:' "$out.err")"
 		n_before=$tap_n
 		while IFS= read -r line; do
 			if [[ "$line" =~ ^(not\ )?ok\ [0-9]+\ (.*)$ ]]; then
@@ -81,30 +114,52 @@ for k in ${WORKLOAD_KERNELS:-debian12 debian13}; do
 			elif [[ "$line" == '#'* ]]; then
 				printf '%s\n' "$line"
 			fi
-		done <"$out"
-		if [ "$rc" -ne 0 ] || ! grep -q '^1\.\.[0-9]' "$out"; then
+		done < <(cat "$out.log" 2>/dev/null)
+		if [ "$rc" -ne 0 ] || ! grep -q '^1\.\.[0-9]' "$out.log" 2>/dev/null; then
 			check "$run: the suite ran to its end (exit $rc)" false
-			tail -n 20 "$tmp/$run.err" | sed 's/^/# /'
+			tail -n 20 "$out.err" | sed 's/^/# /'
 		elif [ "$tap_n" -eq "$n_before" ]; then
 			check "$run: the suite reported results" false
 		fi
 	done
-done
 
-# The table: each case's results, a column per run.
-printf '#\n# %-52s' case
-for run in "${runs[@]}"; do printf ' %-14s' "$run"; done
-printf '\n'
-for out in "${runs[@]/#/$logdir/workloads-}"; do
-	sed -nE 's/^(not )?ok [0-9]+ ([^#]*[^ #]).*$/\2/p' "$out.log"
-done | awk '!seen[$0]++' | while IFS= read -r name; do
-	printf '# %-52s' "$name"
-	for run in "${runs[@]}"; do
-		r=$(awk -v n="$name" '{ l = $0; sub(/^(not )?ok [0-9]+ /, "", l); sub(/ *#.*$/, "", l)
-			if (l == n) { print ($1 == "not" ? "FAIL" : ($0 ~ /# SKIP/ ? "skip" : "pass")); exit } }' \
-			"$logdir/workloads-$run.log" 2>/dev/null)
-		printf ' %-14s' "${r:--}"
-	done
+	# The table: each case's results, a column per run.
+	printf '#\n# %-52s' case
+	for run in "${runs[@]}"; do printf ' %-14s' "$run"; done
 	printf '\n'
-done
-done_testing
+	for run in "${runs[@]}"; do
+		sed -nE 's/^(not )?ok [0-9]+ ([^#]*[^ #]).*$/\2/p' "$logdir/workloads-$run.log" 2>/dev/null
+	done | awk '!seen[$0]++' | while IFS= read -r name; do
+		printf '# %-52s' "$name"
+		for run in "${runs[@]}"; do
+			r=$(awk -v n="$name" '{ l = $0; sub(/^(not )?ok [0-9]+ /, "", l); sub(/ *#.*$/, "", l)
+				if (l == n) { print ($1 == "not" ? "FAIL" : ($0 ~ /# SKIP/ ? "skip" : "pass")); exit } }' \
+				"$logdir/workloads-$run.log" 2>/dev/null)
+			printf ' %-14s' "${r:--}"
+		done
+		printf '\n'
+	done
+	done_testing
+}
+
+# A boot runs every case: give it more than vmtest/system's default on a busy machine.
+export NODEFD_VM_TIMEOUT=${NODEFD_VM_TIMEOUT:-3000}
+
+case "${1:-}" in
+runs) all_runs ;;
+boot)
+	[[ " $(all_runs | tr '\n' ' ') " == *" ${2:-} "* ]] ||
+		{ echo "workloads.sh: boot ${2:-}: not one of: $(all_runs | tr '\n' ' ')" >&2; exit 2; }
+	boot "$2"
+	;;
+report) report ;;
+'')
+	package || { check "make deb" false; done_testing; exit; }
+	for run in $(all_runs); do
+		echo "# $run: booting" >&2
+		boot "$run"
+	done
+	report
+	;;
+*) echo "usage: tests/host/workloads.sh [runs | boot RUN | report]" >&2; exit 2 ;;
+esac
