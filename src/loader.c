@@ -84,7 +84,7 @@ static bool btf_has_func(const char *name)
  * kernel-config/patches/0005 adds)? The BPF LSM's attach point for each hook is a function
  * bpf_lsm_<hook>, in the BTF of every kernel built with it.
  */
-bool jump_hook_present(void)
+static bool jump_hook_present(void)
 {
 	return btf_has_func("bpf_lsm_" JUMP_HOOK_NAME);
 }
@@ -92,13 +92,13 @@ bool jump_hook_present(void)
 /*
  * NODEFD_FORCE_JUMP=guard loads the stock kernels' guard even where the kernel has the hook:
  * to measure one against the other on the same kernel (make bench), or to run the suites
- * with each. 0, or -EINVAL having said why for any other value.
+ * with each. 1 when it says so, 0 when it is unset or empty, -EINVAL having said why for any
+ * other value.
  */
-static int jump_force_read(const char *verb, bool *guard)
+static int jump_guard_forced(const char *verb)
 {
 	const char *e = getenv(JUMP_FORCE_ENV);
 
-	*guard = false;
 	if (!e || !*e)
 		return 0;
 	if (strcmp(e, "guard")) {
@@ -106,8 +106,7 @@ static int jump_force_read(const char *verb, bool *guard)
 		      verb, JUMP_FORCE_ENV, e);
 		return -EINVAL;
 	}
-	*guard = true;
-	return 0;
+	return 1;
 }
 
 /*
@@ -115,11 +114,10 @@ static int jump_force_read(const char *verb, bool *guard)
  * reads through bpf_rdonly_cast(), which 6.2 and later have, the plain one with probe reads;
  * 6.1's verifier refuses a program that names the kfunc at all. Exactly one of them loads.
  */
-static void variants_choose(struct nodefd *skel)
+static void variants_choose(struct nodefd *skel, bool guard_forced)
 {
 	bool cast = btf_has_func("bpf_rdonly_cast");
-	const char *force = getenv(JUMP_FORCE_ENV);	/* checked by load_run() */
-	bool hook = jump_hook_present() && !(force && !strcmp(force, "guard"));
+	bool hook = !guard_forced && jump_hook_present();
 
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link, !cast);
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link___cast, cast);
@@ -335,7 +333,7 @@ int load_run(const char *verb, bool report, struct load_replace *rep)
 	struct nodefd *skel;
 	struct stat st, root_st;
 	struct statx root_stx;
-	int err;
+	int err, guard_forced;
 
 	err = lsm_list_read(lsm, sizeof(lsm));
 	if (err) {
@@ -351,9 +349,9 @@ int load_run(const char *verb, bool report, struct load_replace *rep)
 	err = pidns_host_check(verb);
 	if (err)
 		return err;
-	err = jump_force_read(verb, &(bool){ false });
-	if (err)
-		return err;
+	guard_forced = jump_guard_forced(verb);
+	if (guard_forced < 0)
+		return guard_forced;
 	err = pin_root_check();
 	if (err) {
 		p_err("%s: %s: %s", verb, PIN_ROOT,
@@ -395,7 +393,7 @@ int load_run(const char *verb, bool report, struct load_replace *rep)
 		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
 		return err;
 	}
-	variants_choose(skel);
+	variants_choose(skel, guard_forced);
 	err = kconst_load(verb, (struct nodefd_kconst *)&skel->rodata->kconst);
 	if (err)
 		goto out_destroy_skel;
@@ -529,7 +527,8 @@ int load_links_check(const char *verb)
 		p_err("%s: cannot open the BPF object: %s", verb, errstr(err));
 		return err;
 	}
-	variants_choose(skel);
+	/* Either jump program: both pin their link under the same name. */
+	variants_choose(skel, false);
 	s = skel->skeleton;
 	for (int i = 0; i < s->prog_cnt && !err; i++) {
 		char name[BPF_OBJ_NAME_LEN * 4];

@@ -154,7 +154,6 @@ int pidns_host_check(const char *verb);
  */
 #define JUMP_HOOK_NAME "magiclink_jump"
 #define JUMP_FORCE_ENV "NODEFD_FORCE_JUMP"
-bool jump_hook_present(void);
 int require_privilege(const char *verb);
 
 /*

@@ -249,7 +249,21 @@ check "load in a PID namespace of its own: refused, saying so, nothing loaded" \
 	expect 1 "PID namespace of its own" unshare -p -f --mount-proc nodefdctl load
 check "daemon in a PID namespace of its own: refused, saying so, nothing loaded" \
 	expect 1 "PID namespace of its own" timeout 30 unshare -p -f --mount-proc nodefdctl daemon --no-policy
+# How a magic link's jump is judged: the kernel's hook where it has one (its BPF attach point is
+# in kallsyms), else the guard; NODEFD_FORCE_JUMP=guard forces the guard, and nothing else is
+# taken for it.
+check "load with NODEFD_FORCE_JUMP=hook: refused, naming the one value, nothing loaded" \
+	expect 1 'NODEFD_FORCE_JUMP=hook: the only value is "guard"' env NODEFD_FORCE_JUMP=hook nodefdctl load
+check "nothing pinned after the refused load" test ! -e "$PINS"
+check "load with NODEFD_FORCE_JUMP=guard" env NODEFD_FORCE_JUMP=guard nodefdctl load
+check "status: the jump judged by the guard, as forced" \
+	expect 0 '"jump":"guard"' nodefdctl -j status
+check "unload after the forced guard" nodefdctl unload
+jump_want=guard
+grep -q ' bpf_lsm_magiclink_jump$' /proc/kallsyms && jump_want=hook
 check "nodefdctl load" nodefdctl load
+check "status: the jump judged by the $jump_want, as this kernel allows" \
+	expect 0 "\"jump\":\"$jump_want\"" nodefdctl -j status
 check "status -q when loaded and enabled: exit 0, silent" status_is 0 -q
 check "status --json: state enforcing" expect 0 '"state":"enforcing"' nodefdctl -j status
 if [ ! -d "$PINS" ]; then
