@@ -19,6 +19,18 @@
 #include "decide.bpf.h"
 #include "jump.bpf.h"
 
+/*
+ * Is a walk through a link of @kind, whose owner is @owner (OWNER_*), judged at its jump where
+ * the kernel has a hook there (jump_judge())? Another process's fd, cwd or root that the
+ * walker could not take: the walk is judged by name, and the place it lands on is the one to
+ * judge.
+ */
+static __always_inline bool jump_judged(__u8 kind, __u8 owner)
+{
+	return owner == OWNER_UNTAKEN &&
+	       (kind == NODEFD_KIND_FD || kind == NODEFD_KIND_CWD || kind == NODEFD_KIND_ROOT);
+}
+
 /* A link's state, before anything of this link is known. */
 static __always_inline void link_state_reset(struct task_state *st, __u8 kind)
 {
@@ -59,13 +71,20 @@ static __always_inline void link_holder(struct task_state *st, struct task_struc
 }
 
 /*
- * What follows the link's name (TAIL_*), with the walk's place kept in @st for the open to
- * match. Nothing more to walk when link_path_walk() has cleared LOOKUP_PARENT: the link is the
+ * What follows the link's name in the walk @nd, whose flags are @flags (TAIL_*). Nothing more to walk when link_path_walk() has cleared LOOKUP_PARENT: the link is the
  * path's last component ("fd/N", "fd/N/"), as in every reopen, and no string is read. Else
  * what follows it is read (hash_len is len << 32 | hash, hashlen_len()): more components, or
  * only "/" and ".". A symlink followed in the middle of the walk has no LOOKUP_OPEN
  * (open_last_lookups() clears it when it follows a symlink).
  */
+static __always_inline int walk_tail(struct nameidata *nd, unsigned int flags)
+{
+	if (!(flags & LOOKUP_PARENT))
+		return TAIL_NONE;
+	return tail_kind((void *)((__u64)nd->last.name + (last_hash_len(nd) >> 32)));
+}
+
+/* The same at the link hook, with the walk's place kept in @st for the open to match. */
 static __always_inline int link_tail(struct task_state *st, struct nameidata *nd)
 {
 	int tail;
@@ -73,10 +92,7 @@ static __always_inline int link_tail(struct task_state *st, struct nameidata *nd
 	st->nd = (__u64)nd;
 	st->last_name = (__u64)nd->last.name;
 	st->last_hash_len = last_hash_len(nd);
-	if (nd->flags & LOOKUP_PARENT)
-		tail = tail_kind((void *)(st->last_name + (st->last_hash_len >> 32)));
-	else
-		tail = TAIL_NONE;
+	tail = walk_tail(nd, nd->flags);
 	/* Matched by its target at the open, so only with a target known: else judged here. */
 	if (tail == TAIL_SAME && !st->dentry)
 		tail = TAIL_MORE;
@@ -205,9 +221,74 @@ static __always_inline int follow_link(struct dentry *dentry, struct inode *inod
 	/* Another process's place that the walker could take: nothing more than that. */
 	if (!by_name && st->owner == OWNER_TAKEN)
 		return 0;
+	/* One it could not, where the kernel has a hook at the jump: judged where it lands. */
+	if (jump_hook && jump_judged(kind, st->owner))
+		return 0;
 	if (judge_place(&c))
 		return -EACCES;
 	return jump_guard_arm(&c, st, nd, (__u64)dentry);
+}
+
+/**
+ * jump_judge() - the jump of a proc magic link, in the kernel's hook there (magiclink_jump)
+ * @link: the magic link.
+ * @target: where it lands.
+ * @flags: the walk's LOOKUP_* flags.
+ *
+ * Another process's fd, cwd or root, through the link of a walker that could not take it
+ * (jump_judged()), is no more than what the walker reaches by name: the link hook leaves the
+ * walk to this hook, which judges the place the walk lands on, whatever the holder did to its
+ * fd table or cwd in between. What the link is comes from the link's own proc inode, and
+ * whether the walk ends there from the walk: no state is kept between the two hooks. The
+ * trailing link of an open is judged on the file opened (file_open), as everywhere.
+ *
+ * Return: 0, or -EACCES, which ends the walk.
+ */
+static __always_inline int jump_judge(const struct path *link, const struct path *target,
+				      unsigned int flags)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *holder;
+	struct nodefd_config *cfg;
+	struct proc_head h = {};
+	struct proc_inode *pi;
+	struct nameidata *nd;
+	struct inode *inode;
+	struct ctx c = {};
+	__u8 kind;
+
+	inode = BPF_CORE_READ(link, dentry, d_inode);
+	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
+		return 0;
+	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
+	kind = link_kind(BPF_CORE_READ(inode, i_op, get_link), pi, &h, false);
+	if (kind != NODEFD_KIND_FD && kind != NODEFD_KIND_CWD && kind != NODEFD_KIND_ROOT)
+		return 0;
+	cfg = bpf_map_lookup_elem(&settings, &zero_key);
+	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
+	if (!cfg || (!cfg->enabled && !c.canary))
+		return 0;
+	nd = task->nameidata;
+	if (!nd)
+		return 0;
+	/* The trailing link of an open, as the link hook tells it (link_tail()). */
+	if ((flags & LOOKUP_OPEN) && walk_tail(nd, flags) != TAIL_MORE)
+		return 0;
+	if (h.pid == (__u64)task->thread_pid)
+		return 0;	/* /proc/self: the walker's own */
+	holder = pid_task_of((struct pid *)h.pid);
+	if (!holder || !jump_judged(kind, link_owner(task, holder, kind)))
+		return 0;
+
+	c.task = task;
+	c.hook = NODEFD_HOOK_FOLLOW;
+	c.kind = kind;
+	c.holder_tgid = (__u32)BPF_CORE_READ(holder, tgid);
+	c.fd = kind == NODEFD_KIND_FD ? (__s32)h.fd : -1;
+	c.policy = policy_of(task);
+	c.dentry = BPF_CORE_READ(target, dentry);
+	c.mnt = BPF_CORE_READ(target, mnt);
+	return judge_place(&c);
 }
 
 #endif /* __NODEFD_FOLLOW_BPF_H */

@@ -44,11 +44,13 @@
  *   jump_refused()        in file_open: the same, with the walk's state in hand
  *
  * A kernel with an LSM hook at the jump (magiclink_jump: kernel-config/patches/0005) needs
- * none of the after-the-jump machinery: the same check runs in that hook and refuses the jump
- * itself, before the walk goes on, whatever the system call (jump_hook, set by the loader,
- * which loads nodefd_nd_jump_link___hook there in place of the fentry program). Nothing is
- * refused at the link for what might follow it, nothing is reported instead of refused, and
- * jump_guard_refuses() and jump_refused() never find a refused walk.
+ * none of this: there the link hook leaves such a walk alone, and the hook at the jump judges
+ * the place the walk lands on, from what it is given, and refuses the jump itself, before the
+ * walk goes on, whatever the system call (jump_judge(), follow.bpf.h; jump_hook, set by the
+ * loader, which loads nodefd_nd_jump_link___hook there in place of the fentry program).
+ * Nothing is watched, nothing is refused at the link for what might follow it, nothing is
+ * reported instead of refused, and jump_guard_refuses() and jump_refused() never find a
+ * refused walk: the counts below stay 0.
  */
 
 /* The kernel calls magiclink_jump, and nodefd's program for it is the one loaded (loader.c). */
@@ -183,30 +185,24 @@ static __always_inline int jump_guard_arm(struct ctx *c, struct task_state *st,
 	if (mode == NODEFD_MODE_OFF)
 		return 0;	/* nothing is judged by name: nothing to watch */
 	st->watch_link = link;	/* which jump is this walk's (nd_jump_link) */
-	if (jump_hook) {
-		watch_to(st, WATCH_HOOKED);	/* the jump's own hook refuses, whatever follows */
-		return 0;
-	}
 	class = syscall_class(c->task, nd);
 	if (class == SYS_PLACE)
 		return verdict_as(c, mode, NODEFD_RULE_REACH, NODEFD_REASON_RACE, NULL) ? -EACCES : 0;
 	watch_to(st, class == SYS_META ? WATCH_META : WATCH_HOOKED);
+	count(NODEFD_CNT_JUMP_WATCHED);
 	return 0;
 }
 
 /**
  * jump_guard_check() - the jump of a proc magic link, @path where it lands (nd_jump_link)
  * @path: the path the link resolved to.
- * @hook: called from the LSM hook at the jump (magiclink_jump), which can refuse it.
  *
  * A watched walk's jump that lands where the link hook judged is let be. One that lands on a
- * place refused by name is refused: by the jump's own hook where the kernel has one, else by
- * the hook of what the system call then does (jump_guard_refuses()), or reported when the
- * call only reads metadata.
- *
- * Return: 0, or -EACCES from the hook at the jump (a traced function cannot fail the jump).
+ * place refused by name is refused by the hook of what the system call then does
+ * (jump_guard_refuses()), or reported when the call only reads metadata: a traced function
+ * cannot fail the jump.
  */
-static __always_inline int jump_guard_check(const struct path *path, const bool hook)
+static __always_inline void jump_guard_check(const struct path *path)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct task_state *st;
@@ -214,10 +210,10 @@ static __always_inline int jump_guard_check(const struct path *path, const bool 
 	__u8 watch;
 
 	if (!nodefd_watches)
-		return 0;	/* nobody's walk is watched: the jump of a walk of its own */
+		return;	/* nobody's walk is watched: the jump of a walk of its own */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st || st->watch == WATCH_NONE)
-		return 0;
+		return;
 	watch = st->watch;
 	watch_to(st, WATCH_NONE);
 	/*
@@ -227,7 +223,7 @@ static __always_inline int jump_guard_check(const struct path *path, const bool 
 	 */
 	if ((__u64)task->nameidata != st->nd || jump_link(task->nameidata) != st->watch_link ||
 	    ((__u64)path->dentry == st->dentry && (__u64)path->mnt == st->mnt))
-		return 0;
+		return;
 	/*
 	 * A walk that ends there, on a file: stat() or an O_PATH open of a file the holder has
 	 * open, which the link gives without a race as well (truncate and linkat judge their
@@ -235,7 +231,7 @@ static __always_inline int jump_guard_check(const struct path *path, const bool 
 	 */
 	if (st->armed == ARMED_PATH_OP && watch == WATCH_HOOKED &&
 	    !is_dir((__u64)BPF_CORE_READ(path, dentry)))
-		return 0;
+		return;
 
 	count(NODEFD_CNT_RACE);
 	c.task = task;
@@ -247,13 +243,10 @@ static __always_inline int jump_guard_check(const struct path *path, const bool 
 	c.dentry = BPF_CORE_READ(path, dentry);
 	c.mnt = BPF_CORE_READ(path, mnt);
 	/* Metadata read by a system call that nothing can refuse now: reported only. */
-	c.record_only = !hook && watch == WATCH_META;
+	c.record_only = watch == WATCH_META;
 	if (!judge_place(&c) || c.record_only)
-		return 0;
-	if (hook)
-		return -EACCES;
+		return;
 	raced_to(st, st->nd, current_syscall(task));
-	return 0;
 }
 
 /* The hooks that only refuse what a refused jump would do: 0 or -EACCES. */

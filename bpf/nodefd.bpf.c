@@ -87,12 +87,14 @@ int BPF_PROG(nodefd_inode_follow_link___cast, struct dentry *dentry, struct inod
 SEC("fentry/nd_jump_link")
 int BPF_PROG(nodefd_nd_jump_link, const struct path *path)
 {
-	return jump_guard_check(path, false);
+	jump_guard_check(path);
+	return 0;
 }
 
 /*
  * The same jump where the kernel has an LSM hook there (kernel-config/patches/0005): the
- * check refuses the jump itself. Loaded in place of the fentry program (loader.c).
+ * place it lands on is judged there, and a refusal ends the walk (follow.bpf.h,
+ * jump_judge()). Loaded in place of the fentry program (loader.c).
  */
 SEC("lsm/magiclink_jump")
 int BPF_PROG(nodefd_nd_jump_link___hook, const struct path *link, const struct path *target,
@@ -100,7 +102,7 @@ int BPF_PROG(nodefd_nd_jump_link___hook, const struct path *link, const struct p
 {
 	if (ret)
 		return ret;	/* another LSM refused it: nothing to add */
-	return jump_guard_check(target, true);
+	return jump_judge(link, target, lookup_flags);
 }
 
 SEC("lsm/file_open")
