@@ -11,7 +11,7 @@
  * before it adopts them.
  */
 
-#define NODEFD_ABI_VERSION 8
+#define NODEFD_ABI_VERSION 9
 
 /* Limits (the cost of each is in docs/design.md). */
 #define NODEFD_MAX_DEPTH 4096	/* directories walked from a target up to the root */
@@ -372,6 +372,9 @@ struct nodefd_event_rate {
  *	counters of refusals by rule and reason (rule * NODEFD_REASON_SLOTS +
  *	reason); summed over the reasons, a rule's NODEFD_CNT_DENIED.
  * @NODEFD_CNT_AUDITED_BY: the same for audits.
+ * @NODEFD_CNT_JUMP_WATCHED: walks through another process's fd, cwd or root
+ *	link, by a walker that could not take it, whose jump the guard watched
+ *	(a kernel without a hook at the jump; with one, nothing is watched).
  * @NODEFD_CNT_NR: number of counters.
  */
 enum nodefd_counter {
@@ -386,7 +389,8 @@ enum nodefd_counter {
 	NODEFD_CNT_EVENTS_SUPPRESSED = NODEFD_CNT_BY_NAME + 1,
 	NODEFD_CNT_DENIED_BY = NODEFD_CNT_EVENTS_SUPPRESSED + 1,
 	NODEFD_CNT_AUDITED_BY = NODEFD_CNT_DENIED_BY + NODEFD_RULE_NR * NODEFD_REASON_SLOTS,
-	NODEFD_CNT_NR = NODEFD_CNT_AUDITED_BY + NODEFD_RULE_NR * NODEFD_REASON_SLOTS,
+	NODEFD_CNT_JUMP_WATCHED = NODEFD_CNT_AUDITED_BY + NODEFD_RULE_NR * NODEFD_REASON_SLOTS,
+	NODEFD_CNT_NR = NODEFD_CNT_JUMP_WATCHED + 1,
 };
 
 #endif /* __NODEFD_H */

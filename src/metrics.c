@@ -182,6 +182,9 @@ void metrics_write(FILE *f, const struct status *s, const struct policy_state *p
 	metric_one(f, "nodefd_events_suppressed_total", "counter",
 		   "Events held back by the rate limit (reported in summary records).",
 		   s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
+	metric_one(f, "nodefd_jump_watched_total", "counter",
+		   "Walks through another process's link whose jump the guard watched (0 where the kernel has a hook at the jump).",
+		   s->counters[NODEFD_CNT_JUMP_WATCHED]);
 }
 
 /* ---- the verb ----------------------------------------------------------- */

@@ -303,6 +303,7 @@ static void status_print_json(const struct status *s)
 	json_add_u64(cnt, "nomem", s->counters[NODEFD_CNT_NOMEM]);
 	json_add_u64(cnt, "by_name", s->counters[NODEFD_CNT_BY_NAME]);
 	json_add_u64(cnt, "events_suppressed", s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
+	json_add_u64(cnt, "jump_watched", s->counters[NODEFD_CNT_JUMP_WATCHED]);
 	json_object_object_add(obj, "counters", cnt);
 out:
 	json_print(obj);
@@ -382,6 +383,8 @@ static void status_print_text(const struct status *s)
 	printf("  %-15s %llu (held back by the rate limit; each source's next event counts them)\n",
 	       "events_suppressed",
 	       (unsigned long long)s->counters[NODEFD_CNT_EVENTS_SUPPRESSED]);
+	printf("  %-15s %llu (walks whose magic-link jump the guard watched; 0 with the hook)\n",
+	       "jump_watched", (unsigned long long)s->counters[NODEFD_CNT_JUMP_WATCHED]);
 }
 
 /* Everything status and metrics show: 0, or -errno having said why. */

@@ -102,6 +102,17 @@ if nodefdctl load; then
 	suite "userns (refused)" env NODEFD_EXPECT=refused enforce_userns_test
 	suite "model (loaded)" env NODEFD_EXPECT=refused enforce_model_test
 	suite "jump (refused)" env NODEFD_EXPECT=refused enforce_jump_test
+	# Its walkers that could not take the holder's fds: the guard watches each one's jump
+	# (counted); the hook at the jump judges where it lands, with nothing watched.
+	watched=$(nodefdctl -j status | sed -n 's/.*"jump_watched":\([0-9]*\).*/\1/p')
+	echo "# jump_watched after the jump suite: ${watched:-nothing} (the $NODEFD_JUMP)"
+	if [ "$NODEFD_JUMP" = hook ]; then
+		[ "${watched:-x}" = 0 ] && r=ok || r=fail
+	else
+		[ "${watched:-0}" -gt 0 ] && r=ok || r=fail
+	fi
+	result "jump_watched: the guard watches the jump suite's walks, the hook none" "$r" \
+		"jump_watched '${watched:-nothing}' with the $NODEFD_JUMP"
 	suite "steer (refused)" env NODEFD_EXPECT=refused enforce_steer_test
 	suite "doors (refused)" env NODEFD_EXPECT=refused enforce_doors_test
 	suite "mounts (refused)" env NODEFD_EXPECT=refused enforce_mounts_test
