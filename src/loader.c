@@ -118,6 +118,13 @@ static void variants_choose(struct nodefd *skel, bool guard_forced)
 {
 	bool cast = btf_has_func("bpf_rdonly_cast");
 	bool hook = !guard_forced && jump_hook_present();
+	/* Where the hook is, what only the guard needs (below). */
+	struct bpf_program *guard_only[] = {
+		skel->progs.nodefd_path_mknod, skel->progs.nodefd_path_mkdir,
+		skel->progs.nodefd_path_rmdir, skel->progs.nodefd_path_unlink,
+		skel->progs.nodefd_path_symlink, skel->progs.nodefd_path_rename,
+		skel->progs.nodefd_path_chmod, skel->progs.nodefd_task_free,
+	};
 
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link, !cast);
 	bpf_program__set_autoload(skel->progs.nodefd_inode_follow_link___cast, cast);
@@ -130,6 +137,13 @@ static void variants_choose(struct nodefd *skel, bool guard_forced)
 	 */
 	bpf_program__set_autoload(skel->progs.nodefd_nd_jump_link, !hook);
 	bpf_program__set_autoload(skel->progs.nodefd_nd_jump_link___hook, hook);
+	/*
+	 * What only the guard needs: the hooks that refuse what a walk refused after its jump
+	 * would do, and the end of a task with a watch or a refused walk still counted. With the
+	 * hook nothing is watched or refused after the jump: they are not loaded.
+	 */
+	for (size_t i = 0; i < sizeof(guard_only) / sizeof(guard_only[0]); i++)
+		bpf_program__set_autoload(guard_only[i], !hook);
 	skel->rodata->jump_hook = hook;
 }
 
