@@ -257,25 +257,32 @@ static __always_inline int jump_judge(const struct path *link, const struct path
 	struct ctx c = {};
 	__u8 kind;
 
-	inode = BPF_CORE_READ(link, dentry, d_inode);
-	if (!inode || BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
+	/*
+	 * An open whose last component is the link, as every reopen is: judged on the file
+	 * opened (file_open). Nothing to read for it: the check costs what the guard's does.
+	 */
+	if ((flags & LOOKUP_OPEN) && !(flags & LOOKUP_PARENT))
+		return 0;
+	/* Plain loads: the hook's arguments are the kernel's pointers. */
+	inode = link->dentry->d_inode;
+	if (!inode || inode->i_sb->s_magic != PROC_SUPER_MAGIC)
 		return 0;
 	pi = (void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode);
-	kind = link_kind(BPF_CORE_READ(inode, i_op, get_link), pi, &h, false);
+	kind = link_kind(inode->i_op->get_link, pi, &h, false);
 	if (kind != NODEFD_KIND_FD && kind != NODEFD_KIND_CWD && kind != NODEFD_KIND_ROOT)
+		return 0;
+	if (h.pid == (__u64)task->thread_pid)
+		return 0;	/* /proc/self: the walker's own */
+	nd = task->nameidata;
+	if (!nd)
+		return 0;
+	/* "fd/N/." and the like: the open's last component all the same (link_tail()). */
+	if ((flags & LOOKUP_OPEN) && walk_tail(nd, flags) != TAIL_MORE)
 		return 0;
 	cfg = bpf_map_lookup_elem(&settings, &zero_key);
 	c.canary = cfg && cfg->canary_tgid && cfg->canary_tgid == bpf_get_current_pid_tgid() >> 32;
 	if (!cfg || (!cfg->enabled && !c.canary))
 		return 0;
-	nd = task->nameidata;
-	if (!nd)
-		return 0;
-	/* The trailing link of an open, as the link hook tells it (link_tail()). */
-	if ((flags & LOOKUP_OPEN) && walk_tail(nd, flags) != TAIL_MORE)
-		return 0;
-	if (h.pid == (__u64)task->thread_pid)
-		return 0;	/* /proc/self: the walker's own */
 	holder = pid_task_of((struct pid *)h.pid);
 	if (!holder || !jump_judged(kind, link_owner(task, holder, kind)))
 		return 0;
@@ -286,6 +293,7 @@ static __always_inline int jump_judge(const struct path *link, const struct path
 	c.holder_tgid = (__u32)BPF_CORE_READ(holder, tgid);
 	c.fd = kind == NODEFD_KIND_FD ? (__s32)h.fd : -1;
 	c.policy = policy_of(task);
+	/* Read, not loaded: the global functions take them as plain numbers. */
 	c.dentry = BPF_CORE_READ(target, dentry);
 	c.mnt = BPF_CORE_READ(target, mnt);
 	return judge_place(&c);
