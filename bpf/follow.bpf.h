@@ -71,8 +71,9 @@ static __always_inline void link_holder(struct task_state *st, struct task_struc
 }
 
 /*
- * What follows the link's name in the walk @nd, whose flags are @flags (TAIL_*). Nothing more to walk when link_path_walk() has cleared LOOKUP_PARENT: the link is the
- * path's last component ("fd/N", "fd/N/"), as in every reopen, and no string is read. Else
+ * What follows the link's name in the walk @nd, whose flags are @flags (TAIL_*). Nothing more
+ * to walk when link_path_walk() has cleared LOOKUP_PARENT: the link is the path's last
+ * component ("fd/N", "fd/N/"), as in every reopen, and no string is read. Else
  * what follows it is read (hash_len is len << 32 | hash, hashlen_len()): more components, or
  * only "/" and ".". A symlink followed in the middle of the walk has no LOOKUP_OPEN
  * (open_last_lookups() clears it when it follows a symlink).

@@ -118,7 +118,6 @@ static void variants_choose(struct nodefd *skel, bool guard_forced)
 {
 	bool cast = btf_has_func("bpf_rdonly_cast");
 	bool hook = !guard_forced && jump_hook_present();
-	/* Where the hook is, what only the guard needs (below). */
 	struct bpf_program *guard_only[] = {
 		skel->progs.nodefd_path_mknod, skel->progs.nodefd_path_mkdir,
 		skel->progs.nodefd_path_rmdir, skel->progs.nodefd_path_unlink,
