@@ -4,8 +4,8 @@
 # tests/host/system.sh: vmtest/system itself, the Debian system test bed. A harness that
 # passes a failed command, loses the exit status or runs the command with nodefd in the wrong
 # state would make every real-system result meaningless. Boots are slow under TCG (a minute
-# or two each), so one boot answers several checks. KERNELS=... picks the kernels (default
-# debian12).
+# or two each), so one boot answers several checks. SYSTEM_KERNELS=... picks the kernels
+# (default debian12; not KERNELS, which tests/run reads for its VMs).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 . tests/lib.sh
@@ -57,7 +57,7 @@ fi
 export NODEFD_DEB=$deb
 printf 'the marker in an added file\n' >"$tmp/marker.txt"
 
-for k in ${KERNELS:-debian12}; do
+for k in ${SYSTEM_KERNELS:-debian12}; do
 	# nodefd on: the service is up and enforcing, the command's status and --add files pass.
 	boot "$k-on" --kernel="$k" --add="$tmp/marker.txt" -- bash -c '
 		echo "state=$VMTEST_SYSTEM_STATE"
