@@ -97,6 +97,26 @@ ctr_attack()
 
 # ---- the pod -------------------------------------------------------------------------------
 
+# within SECONDS CMD...: CMD, every half second until it succeeds or SECONDS have passed. What
+# the daemon prints reaches the pod's log after the kernel acted, later still under TCG.
+within()
+{
+	local i n=$(($1 * 2))
+
+	shift
+	for i in $(seq "$n"); do
+		"$@" && return 0
+		[ "$i" -eq "$n" ] || sleep 0.5
+	done
+	return 1
+}
+
+# logged ACTION TEXT: the pod's log has an event of ACTION whose line holds TEXT.
+logged()
+{
+	pod_log | grep '"type":"event"' | grep "\"action\":\"$1\"" | grep -q -- "$2"
+}
+
 # ready [SECONDS]: the readinessProbe's command, in the daemon's container, until it passes.
 ready()
 {
@@ -313,7 +333,7 @@ check "the host attack is refused" [ "$p" = refused ]
 c=$(ctr_attack)
 note "container attack: $c"
 check "the attack in another container is refused" [ "$c" = refused ]
-sleep 2
+within 30 logged enforce /srv/probe/file && within 30 logged enforce libpod
 pod_log | grep '"type":"event"' >"$work/events"
 note "host attack's event: $(grep /srv/probe/file "$work/events" | tail -n 1 | cut -c1-600)"
 note "container attack's event: $(grep -v /srv/probe/file "$work/events" | tail -n 1 | cut -c1-700)"
@@ -350,7 +370,7 @@ note "after ${i}s: $probe_cg upgrade=$(policy_of "$probe_cg"); policy-watch: $(p
 check "ConfigMap changed in place: applied without a restart" \
 	eval '[ "$(policy_of "$probe_cg")" = audit ] && [ "$(daemon_pid)" = "$pid0" ]'
 p=$(probe_in "$probe_cg")
-sleep 2
+within 30 logged audit /srv/probe/file
 check "ConfigMap changed in place: the attack in $probe_cg is audited, not refused" \
 	eval '[ "$p" = allowed ] && pod_log | grep "\"action\":\"audit\"" | grep -q /srv/probe/file'
 check "ConfigMap changed in place: still refused elsewhere" [ "$(probe)" = refused ]
@@ -359,7 +379,7 @@ check "ConfigMap changed in place: still refused elsewhere" [ "$(probe)" = refus
 cp -a "$vol/policy.conf" "$work/policy.good"
 printf '[default]\nmode = audit\nbogus = on\n' >"$vol/..policy.conf.new" && chmod 0644 "$vol/..policy.conf.new" &&
 	mv -f "$vol/..policy.conf.new" "$vol/policy.conf"
-sleep 15
+within 40 eval 'pod_log | grep -q bogus'
 note "after a bad file: $(pod_log | grep -i bogus | tail -n 1 | cut -c1-300)"
 check "a bad ConfigMap is rejected with its reason, the policy stays" \
 	eval 'pod_log | grep -q "bogus" && [ "$(policy_of "$probe_cg")" = audit ] && [ "$(probe)" = refused ]'
