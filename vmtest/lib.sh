@@ -72,6 +72,21 @@ vmtest_cache_dir()
 	printf '%s\n' "$dir"
 }
 
+# vmtest_apt_install PKG...: install PKG (as root) with apt-get, refreshing the lists and trying
+# again if that fails: a fresh machine may have no or stale lists. apt-get waits up to 10
+# minutes for dpkg's lock instead of failing: tests/run boots several VMs at once, and each
+# may install what it lacks, as may unattended-upgrades on a new machine. Fails naming them.
+vmtest_apt_install()
+{
+	local apt=(apt-get -y --no-install-recommends -o DPkg::Lock::Timeout=600)
+
+	if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install "$@" >/dev/null 2>&1; then
+		"${apt[@]}" update >/dev/null || vmtest_die "apt-get update" "failed"
+		DEBIAN_FRONTEND=noninteractive "${apt[@]}" install "$@" >&2 ||
+			vmtest_die "apt-get install $*" "failed"
+	fi
+}
+
 # vmtest_lock FILE: hold an exclusive lock on FILE until the script exits (fd 9).
 vmtest_lock()
 {

@@ -55,8 +55,7 @@ system_deps()
 	vmtest_is_root ||
 		vmtest_die "packages" "missing: ${missing[*]}; run as root: apt-get install ${missing[*]}"
 	vmtest_step_begin "installing ${missing[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
-		>/dev/null 2>&1 || vmtest_die "apt-get install ${missing[*]}" "failed"
+	vmtest_apt_install "${missing[@]}"
 	vmtest_step_end
 }
 
@@ -74,6 +73,10 @@ system_build_user()
 		return
 	fi
 	user=$SYSTEM_BUILD_USER
+	# The image and the DaemonSet's base are built under locks of their own, maybe at once:
+	# one of them creates the user.
+	exec 8>"$(vmtest_cache_dir)/build-user.lock"
+	flock 8
 	if ! id -u "$user" >/dev/null 2>&1; then
 		vmtest_msg "creating the system user $user, to build the Debian image unprivileged"
 		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
@@ -88,6 +91,7 @@ system_build_user()
 		grep -q "^$user:" /etc/subuid 2>/dev/null || echo "$user:$start:65536" >>/etc/subuid
 		grep -q "^$user:" /etc/subgid 2>/dev/null || echo "$user:$start:65536" >>/etc/subgid
 	fi
+	exec 8>&-
 	printf '%s\n' "$user"
 }
 
